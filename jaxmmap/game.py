@@ -1,0 +1,321 @@
+"""The MMapGame in JAX: a fixed-shape state and pure `init`, `step`, `legal_action_mask`.
+
+The rules are those of `docs/game.md` (and of `jaxmmap.reference`, which the tests compare this
+module with, step by step). Everything here works on padded fixed shapes, so games `jit` once per
+shape and `vmap` over many games and over instances padded to common shapes
+(`jaxmmap.instance.make_instance(..., num_buffers=..., num_steps=...)`).
+
+How the JAX version computes what the reference walks through:
+* copy intervals: prefix sums of the remaining supply `W` and a count instead of a walk;
+* free columns: a difference array over the allocations that overlap the interval in time (a
+  scatter-add over the N buffers), instead of scanning grid rows;
+* NoCopy predecessor: a per-tensor record of the allocation with the latest end;
+* the next buffer's candidate placements are computed once, at the end of each step, and kept in
+  the state: they give the legal mask, tell whether the new state is infeasible, and are applied
+  by the next step.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from jaxmmap.instance import Instance
+
+COPY, NOCOPY, DROP = 0, 1, 2
+UNDECIDED, PLACED, DROPPED = 0, 1, 2  # group status
+
+
+@struct.dataclass
+class Board:
+    """Everything a move changes (what the Drop-backup saves). N buffers, T steps, C = 32 * Cw
+    grid columns, K latency tables; groups and tensors use dense ids < N.
+
+    Attributes:
+      cursor: int32[] index of the buffer to decide.
+      ret: float32[] return so far.
+      supply: int32[T] remaining copy supply W, in ticks.
+      edge: bool[T] edge[k]: a copy interval spans steps k and k+1 (equation 6).
+      grid: uint32[T, Cw] occupied cells, bit c % 32 of word c // 32 for column c.
+      action: int32[N] COPY, NOCOPY, DROP, or -1 while undecided.
+      offset: int32[N] column offset, -1 if dropped or undecided.
+      alloc_start, alloc_end: int32[N] the buffer's own allocation, -1 if none.
+      copy_start, copy_end: int32[N] the buffer's copy interval, -1 if none.
+      group_status: int32[N] UNDECIDED, PLACED or DROPPED per alias group.
+      group_offset: int32[N] offset of a placed group, -1 otherwise.
+      group_left: int32[N] undecided members per group.
+      tensor_start, tensor_end, tensor_offset: int32[N] per tensor, the allocation with the
+        latest end so far (-1 if none): the NoCopy predecessor.
+      table_mask: int32[K] per latency table, the bits of its buffers already placed.
+    """
+
+    cursor: jax.Array
+    ret: jax.Array
+    supply: jax.Array
+    edge: jax.Array
+    grid: jax.Array
+    action: jax.Array
+    offset: jax.Array
+    alloc_start: jax.Array
+    alloc_end: jax.Array
+    copy_start: jax.Array
+    copy_end: jax.Array
+    group_status: jax.Array
+    group_offset: jax.Array
+    group_left: jax.Array
+    tensor_start: jax.Array
+    tensor_end: jax.Array
+    tensor_offset: jax.Array
+    table_mask: jax.Array
+
+
+@struct.dataclass
+class Candidates:
+    """What each action (Copy, NoCopy, Drop) would do to the current buffer.
+
+    Attributes:
+      legal: bool[3].
+      offset, alloc_start, alloc_end, copy_start, copy_end: int32[3], -1 for none.
+    """
+
+    legal: jax.Array
+    offset: jax.Array
+    alloc_start: jax.Array
+    alloc_end: jax.Array
+    copy_start: jax.Array
+    copy_end: jax.Array
+
+
+@struct.dataclass
+class State:
+    """A game in progress.
+
+    Attributes:
+      instance: the (padded) problem, unchanged by moves.
+      board: the current board.
+      backup: the Drop-backup board, or None when the option is off.
+      candidates: the current buffer's candidate placements (`legal_action_mask` reads them).
+      reward: float32[] reward of the last move.
+      done: bool[] the game has ended.
+      lost: bool[] it ended in an infeasible state.
+      moves: int32[] moves played (more than N after Drop-backup restores).
+      restores: int32[] Drop-backup restores so far.
+    """
+
+    instance: Instance
+    board: Board
+    backup: Board | None
+    candidates: Candidates
+    reward: jax.Array
+    done: jax.Array
+    lost: jax.Array
+    moves: jax.Array
+    restores: jax.Array
+
+
+# ---------------------------------------------------------------------------- public API
+
+
+def init(instance: Instance, *, backup: bool = False) -> State:
+    """The first state of a game on `instance`; `backup=True` enables the Drop-backup."""
+    n, t = instance.width.shape[0], instance.supply.shape[0]
+    k = instance.latency.shape[0]
+    i32 = lambda shape, v=-1: jnp.full(shape, v, jnp.int32)  # noqa: E731
+    board = Board(
+        cursor=jnp.int32(0), ret=jnp.float32(0), supply=instance.supply,
+        edge=jnp.zeros(t, bool), grid=jnp.zeros((t, instance.grid_words), jnp.uint32),
+        action=i32(n), offset=i32(n), alloc_start=i32(n), alloc_end=i32(n),
+        copy_start=i32(n), copy_end=i32(n), group_status=i32(n, UNDECIDED), group_offset=i32(n),
+        group_left=jnp.zeros(n, jnp.int32).at[instance.group].add(instance.valid.astype(jnp.int32)),
+        tensor_start=i32(n), tensor_end=i32(n), tensor_offset=i32(n), table_mask=i32(k, 0))
+    return State(instance=instance, board=board, backup=board if backup else None,
+                 candidates=_candidates(instance, board), reward=jnp.float32(0),
+                 done=instance.num_buffers <= 0, lost=jnp.bool_(False), moves=jnp.int32(0),
+                 restores=jnp.int32(0))
+
+
+def legal_action_mask(state: State) -> jax.Array:
+    """bool[3]: which of Copy, NoCopy, Drop are legal now (all False once the game is done)."""
+    return state.candidates.legal & ~state.done
+
+
+def step(state: State, action: jax.Array) -> State:
+    """Plays `action` (0 Copy, 1 NoCopy, 2 Drop) on the current buffer.
+
+    An illegal action loses the game, as in the paper (use `legal_action_mask`). A move into an
+    infeasible state loses it too, or, with the Drop-backup, returns to the backup. A finished
+    game is returned unchanged with reward 0.
+    """
+    inst, cand, before = state.instance, state.candidates, state.board
+    action = jnp.asarray(action, jnp.int32)
+    legal = cand.legal[action]
+    board, reward = _apply(inst, before, cand, action)
+    finished = board.cursor >= inst.num_buffers
+    next_cand = _candidates(inst, board)
+    infeasible = legal & ~finished & ~jnp.any(next_cand.legal)
+
+    backup, restored = state.backup, jnp.bool_(False)
+    if backup is not None:  # return to the backup, with the offending alias group dropped
+        restored = infeasible
+        bad_group = inst.group[jnp.minimum(board.cursor, inst.width.shape[0] - 1)]
+        back = backup.replace(group_status=backup.group_status.at[bad_group].set(DROPPED))
+        board = _select(restored, back, board)
+        next_cand = _select(restored, _candidates(inst, board), next_cand)
+        backup = _select(restored | _clean_cut(board), board, backup)
+        reward = jnp.where(restored, back.ret - before.ret, reward)
+    lost = ~legal | (infeasible & ~restored)
+    reward = jnp.where(lost, -before.ret - inst.penalty, reward)
+    board = board.replace(ret=jnp.where(lost, -inst.penalty, board.ret))
+
+    new = State(instance=inst, board=board, backup=backup, candidates=next_cand, reward=reward,
+                done=finished | lost, lost=lost, moves=state.moves + 1,
+                restores=state.restores + restored.astype(jnp.int32))
+    return _select(state.done, state.replace(reward=jnp.float32(0)), new)
+
+
+# ---------------------------------------------------------------------------- internals
+
+
+def _select(pred, a, b):
+    return jax.tree.map(lambda x, y: jnp.where(pred, x, y), a, b)
+
+
+def _clean_cut(board: Board) -> jax.Array:
+    """No alias group with a placed member has undecided members: dropping the rest completes."""
+    return ~jnp.any((board.group_status == PLACED) & (board.group_left > 0))
+
+
+def _blocked_columns(inst: Instance, board: Board, start, end, group) -> jax.Array:
+    """int32[C+1] prefix count of columns used in steps [start, end] by other alias groups
+    (and the unusable tail of the memory)."""
+    c = inst.grid_words * 32
+    overlaps = ((board.alloc_start >= 0) & (board.alloc_start <= end)
+                & (board.alloc_end >= start) & (inst.group != group)).astype(jnp.int32)
+    lo = jnp.clip(board.offset, 0, c)
+    hi = jnp.clip(board.offset + inst.width, 0, c)
+    diff = jnp.zeros(c + 1, jnp.int32).at[lo].add(overlaps).at[hi].add(-overlaps)
+    used = (jnp.cumsum(diff)[:c] > 0) | (jnp.arange(c) >= inst.columns)
+    return jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(used.astype(jnp.int32))])
+
+
+def _fits(prefix, offset, width) -> jax.Array:
+    c = prefix.shape[0] - 1
+    end = offset + width
+    inside = (offset >= 0) & (end <= c)
+    return inside & (prefix[jnp.clip(end, 0, c)] == prefix[jnp.clip(offset, 0, c)])
+
+
+def _lowest(prefix, width) -> jax.Array:
+    """Lowest offset where `width` free columns start, or -1."""
+    c = prefix.shape[0] - 1
+    ok = jax.vmap(_fits, in_axes=(None, 0, None))(prefix, jnp.arange(c), width)
+    return jnp.where(jnp.any(ok), jnp.argmax(ok), -1).astype(jnp.int32)
+
+
+def _candidates(inst: Instance, board: Board) -> Candidates:
+    n, num_steps = inst.width.shape[0], inst.supply.shape[0]
+    i = jnp.minimum(board.cursor, n - 1)
+    t, width, demand = inst.target[i], inst.width[i], inst.demand[i]
+    is_out, g, tensor = inst.is_output[i], inst.group[i], inst.tensor[i]
+    live_start, live_end = inst.live_start[i], inst.live_end[i]
+    status, goff = board.group_status[g], board.group_offset[g]
+    placed, dropped = status == PLACED, status == DROPPED
+    steps = jnp.arange(num_steps)
+
+    # Copy interval from prefix sums of the remaining supply (P[k] = W[0] + ... + W[k-1]).
+    prefix = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(board.supply)])
+    need_in = prefix[t] - demand
+    s = jnp.minimum(jnp.sum(prefix <= need_in) - 1, t)  # latest start covering the demand
+    j = jnp.sum(prefix < prefix[t + 1] + demand)  # first prefix index reaching it
+    e = jnp.maximum(j - 1, t)  # earliest end
+    has_copy = demand > 0
+    in_ok = (need_in >= 0) & (s >= live_start)
+    out_ok = (j <= num_steps) & (e <= live_end)
+    c_start = jnp.where(is_out, t + 1, s)
+    c_end = jnp.where(is_out, e, t - 1)
+    edges_free = ~jnp.any(board.edge & (steps >= c_start) & (steps < c_end))
+    copy_ok = jnp.where(is_out, out_ok, in_ok) & (edges_free | ~has_copy)
+    a_start, a_end = jnp.where(is_out, t, s), jnp.where(is_out, e, t)
+
+    # NoCopy: extend the tensor's latest allocation up to `need`.
+    p_start, p_end, p_off = board.tensor_start[tensor], board.tensor_end[tensor], board.tensor_offset[tensor]
+    has_pred = (p_end >= 0) & (p_start <= t)
+    need = jnp.where(is_out, live_end, t)
+    covered = p_end >= need
+    x_start, x_end = p_end + 1, need
+
+    blocked = jax.vmap(_blocked_columns, in_axes=(None, None, 0, 0, None))(
+        inst, board, jnp.stack([a_start, x_start]), jnp.stack([a_end, x_end]), g)
+    copy_off = jnp.where(placed, goff, _lowest(blocked[0], width))
+    copy_ok &= _fits(blocked[0], copy_off, width)
+    x_off = jnp.where(inst.nocopy_lowest & ~covered,
+                      jnp.where(placed, goff, _lowest(blocked[1], width)), p_off)
+    nocopy_ok = has_pred & (covered | _fits(blocked[1], x_off, width)) & (~placed | (x_off == goff))
+
+    none = jnp.int32(-1)
+    return Candidates(
+        legal=jnp.stack([copy_ok & ~dropped, nocopy_ok & ~dropped, ~placed]),
+        offset=jnp.stack([copy_off, x_off, none]).astype(jnp.int32),
+        alloc_start=jnp.stack([a_start, jnp.where(covered, none, x_start), none]).astype(jnp.int32),
+        alloc_end=jnp.stack([a_end, jnp.where(covered, none, x_end), none]).astype(jnp.int32),
+        copy_start=jnp.stack([jnp.where(has_copy, c_start, none), none, none]).astype(jnp.int32),
+        copy_end=jnp.stack([jnp.where(has_copy, c_end, none), none, none]).astype(jnp.int32))
+
+
+def _word_masks(offset, width, words: int) -> jax.Array:
+    """uint32[words]: bits of the columns [offset, offset + width)."""
+    base = jnp.arange(words, dtype=jnp.int32) * 32
+    lo = jnp.clip(offset - base, 0, 32)
+    hi = jnp.clip(offset + width - base, 0, 32)
+    below = lambda n: jnp.where(n >= 32, jnp.uint32(0xFFFFFFFF),  # noqa: E731
+                                (jnp.uint32(1) << n.astype(jnp.uint32)) - jnp.uint32(1))
+    return below(hi) & ~below(lo)
+
+
+def _apply(inst: Instance, board: Board, cand: Candidates, action) -> tuple[Board, jax.Array]:
+    i = board.cursor
+    placed = action != DROP
+    offset, a_start, a_end = cand.offset[action], cand.alloc_start[action], cand.alloc_end[action]
+    c_start, c_end = cand.copy_start[action], cand.copy_end[action]
+    t, g, tensor, width = inst.target[i], inst.group[i], inst.tensor[i], inst.width[i]
+    steps = jnp.arange(inst.supply.shape[0])
+
+    # Supply: the copy takes everything left at its steps but the far end, which gives the rest.
+    in_copy = (c_start >= 0) & (steps >= c_start) & (steps <= c_end)
+    far = jnp.where(inst.is_output[i], c_end, c_start)
+    inner = jnp.sum(jnp.where(in_copy & (steps != far), board.supply, 0))
+    use = jnp.where(in_copy, jnp.where(steps == far, inst.demand[i] - inner, board.supply), 0)
+    edge = board.edge | (in_copy & (steps < c_end))
+
+    rows = (a_start >= 0) & (steps >= a_start) & (steps <= a_end)
+    grid = board.grid | jnp.where(rows[:, None], _word_masks(offset, width, inst.grid_words)[None, :],
+                                  jnp.uint32(0))
+
+    newer = (a_start >= 0) & (a_end >= board.tensor_end[tensor])
+    table, bit = inst.table[i], jnp.left_shift(jnp.int32(1), inst.table_bit[i])
+    mask = board.table_mask[jnp.maximum(table, 0)]
+    dynamic = inst.latency[jnp.maximum(table, 0), mask] - inst.latency[jnp.maximum(table, 0), mask | bit]
+    reward = jnp.where(placed, jnp.where(table >= 0, dynamic, inst.benefit[i]), 0.0)
+
+    return board.replace(
+        cursor=i + 1,
+        ret=board.ret + reward,
+        supply=board.supply - use,
+        edge=edge,
+        grid=grid,
+        action=board.action.at[i].set(action),
+        offset=board.offset.at[i].set(offset),
+        alloc_start=board.alloc_start.at[i].set(a_start),
+        alloc_end=board.alloc_end.at[i].set(a_end),
+        copy_start=board.copy_start.at[i].set(c_start),
+        copy_end=board.copy_end.at[i].set(c_end),
+        group_status=board.group_status.at[g].set(jnp.where(placed, PLACED, DROPPED)),
+        group_offset=board.group_offset.at[g].set(jnp.where(placed, offset, -1)),
+        group_left=board.group_left.at[g].add(-1),
+        tensor_start=board.tensor_start.at[tensor].set(jnp.where(newer, a_start, board.tensor_start[tensor])),
+        tensor_end=board.tensor_end.at[tensor].set(jnp.where(newer, a_end, board.tensor_end[tensor])),
+        tensor_offset=board.tensor_offset.at[tensor].set(jnp.where(newer, offset, board.tensor_offset[tensor])),
+        table_mask=board.table_mask.at[jnp.maximum(table, 0)].set(
+            jnp.where(placed & (table >= 0), mask | bit, mask)),
+    ), reward

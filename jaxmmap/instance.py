@@ -1,0 +1,122 @@
+"""Problems as fixed-shape JAX arrays: the `Instance` the JAX game plays.
+
+`make_instance` discretizes a `Problem` (see `jaxmmap.rules`) and pads it to a chosen shape so
+that instances of different sizes can share one compiled `step` and be stacked for `vmap`.
+`bucket` rounds sizes up to a few fixed shapes, so that a test suite or a benchmark compiles once
+per bucket rather than once per instance.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxmmap.problem import Problem
+from jaxmmap.rules import Rules, discretize
+
+
+@struct.dataclass
+class Instance:
+    """A padded problem in game units. N buffers, T steps, K latency tables (all padded; K >= 1).
+
+    Attributes:
+      width: int32[N] columns each buffer occupies.
+      is_output: bool[N].
+      target: int32[N] target step.
+      tensor: int32[N] dense tensor id (< N).
+      group: int32[N] dense alias-group id (< N); unaliased buffers have groups of their own.
+      live_start, live_end: int32[N] the tensor's live range.
+      demand: int32[N] copy demand in ticks.
+      benefit: float32[N] static benefit.
+      table: int32[N] latency table of the buffer, -1 if none.
+      table_bit: int32[N] the buffer's bit in its table.
+      valid: bool[N] False for padding.
+      supply: int32[T] supply in ticks (0 on padded steps).
+      latency: float32[K, 256] latency tables.
+      num_buffers, num_steps: int32[] real sizes.
+      columns: int32[] usable grid columns.
+      nocopy_lowest: bool[] the "lowest" NoCopy offset rule.
+      penalty: float32[] infeasible penalty.
+      grid_words: (static) uint32 words per grid row, ceil(Rules.columns / 32).
+    """
+
+    width: jax.Array
+    is_output: jax.Array
+    target: jax.Array
+    tensor: jax.Array
+    group: jax.Array
+    live_start: jax.Array
+    live_end: jax.Array
+    demand: jax.Array
+    benefit: jax.Array
+    table: jax.Array
+    table_bit: jax.Array
+    valid: jax.Array
+    supply: jax.Array
+    latency: jax.Array
+    num_buffers: jax.Array
+    num_steps: jax.Array
+    columns: jax.Array
+    nocopy_lowest: jax.Array
+    penalty: jax.Array
+    grid_words: int = struct.field(pytree_node=False, default=8)
+
+
+BUCKETS = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+
+
+def bucket(n: int) -> int:
+    """The smallest bucket size >= n (a multiple of 8192 beyond the largest bucket)."""
+    for b in BUCKETS:
+        if n <= b:
+            return b
+    return -(-n // 8192) * 8192
+
+
+def make_instance(problem: Problem, rules: Rules = Rules(), *, num_buffers: int | None = None,
+                  num_steps: int | None = None, num_tables: int | None = None) -> Instance:
+    """Discretizes and pads `problem`. Sizes default to `bucket` of the real ones."""
+    d = discretize(problem, rules)
+    n, t, k = problem.num_buffers, problem.num_steps, len(problem.latency_tables)
+    N = bucket(n) if num_buffers is None else num_buffers
+    T = bucket(t) if num_steps is None else num_steps
+    K = max(1, k) if num_tables is None else num_tables
+    if N < n or T < t or K < max(1, k):
+        raise ValueError(f"padding ({N}, {T}, {K}) is smaller than the problem ({n}, {t}, {k})")
+
+    def pad(x, size, fill, dtype):
+        out = np.full((size,) + x.shape[1:], fill, dtype)
+        out[: x.shape[0]] = x
+        return jnp.asarray(out)
+
+    spare = np.arange(n, N)  # padding gets tensor and group ids of its own
+    i32 = np.int32
+    return Instance(
+        width=pad(d.width, N, 0, i32),
+        is_output=pad(problem.is_output, N, False, bool),
+        target=pad(problem.target_time, N, 0, i32),
+        tensor=pad(np.concatenate([d.tensor, spare]), N, 0, i32),
+        group=pad(np.concatenate([d.group, spare]), N, 0, i32),
+        live_start=pad(problem.live_start, N, 0, i32),
+        live_end=pad(problem.live_end, N, 0, i32),
+        demand=pad(d.demand, N, 0, i32),
+        benefit=pad(problem.benefit, N, 0.0, np.float32),
+        table=pad(d.table, N, -1, i32),
+        table_bit=pad(d.table_bit, N, 0, i32),
+        valid=pad(np.ones(n, bool), N, False, bool),
+        supply=pad(d.supply, T, 0, i32),
+        latency=pad(d.latency, K, 0.0, np.float32),
+        num_buffers=jnp.int32(n),
+        num_steps=jnp.int32(t),
+        columns=jnp.int32(d.usable_columns),
+        nocopy_lowest=jnp.bool_(rules.nocopy_offset == "lowest"),
+        penalty=jnp.float32(rules.infeasible_penalty),
+        grid_words=-(-rules.columns // 32),
+    )
+
+
+def stack(instances: list[Instance]) -> Instance:
+    """Stacks instances of one padded shape along a new leading axis (for `vmap`)."""
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *instances)

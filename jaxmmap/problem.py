@@ -1,0 +1,407 @@
+"""Problems and solutions: plain NumPy containers, their files, and the loader's checks.
+
+This module knows nothing about how the game is played; the reference game, the JAX game and
+the validator all read the same `Problem` and `Solution`. File formats: `docs/formats.md`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+PROBLEM_FORMAT = "jaxmmap.problem/1"
+SOLUTION_FORMAT = "jaxmmap.solution/1"
+MAX_TABLE_BUFFERS = 8
+
+ACTION_NAMES = ("copy", "nocopy", "drop")
+COPY, NOCOPY, DROP = 0, 1, 2
+
+_BUFFER_FIELDS = {
+    # name: (dtype, kind) where kind says how to parse one entry
+    "size": (np.int64, "int"),
+    "is_output": (np.bool_, "bool"),
+    "target_time": (np.int64, "int"),
+    "tensor_id": (np.int64, "int"),
+    "alias_id": (np.int64, "int"),
+    "live_start": (np.int64, "int"),
+    "live_end": (np.int64, "int"),
+    "demand": (np.float64, "float"),
+    "benefit": (np.float64, "float"),
+}
+
+_SOLUTION_FIELDS = ("action", "offset", "alloc_start", "alloc_end", "copy_start", "copy_end")
+
+
+class ProblemError(ValueError):
+    """A problem or solution file (or object) breaks a rule of its format."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LatencyTable:
+    """Measured latencies of one instruction (paper, Appendix A).
+
+    Attributes:
+      step: the instruction's logical step.
+      buffers: int64[k] buffer indices, k <= 8.
+      latency: float64[2**k]; entry m is the latency with buffers[i] in fast memory for every
+        bit i set in m.
+    """
+
+    step: int
+    buffers: np.ndarray
+    latency: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Problem:
+    """One memory-mapping problem (see `docs/formats.md`). Arrays have one entry per buffer
+    (`N`), in game order, except `supply` (one per step, `T`)."""
+
+    name: str
+    memory_size: int
+    supply: np.ndarray  # float64[T]
+    size: np.ndarray  # int64[N] bytes
+    is_output: np.ndarray  # bool[N]
+    target_time: np.ndarray  # int64[N]
+    tensor_id: np.ndarray  # int64[N]
+    alias_id: np.ndarray  # int64[N], -1 = none
+    live_start: np.ndarray  # int64[N]
+    live_end: np.ndarray  # int64[N]
+    demand: np.ndarray  # float64[N]
+    benefit: np.ndarray  # float64[N]
+    latency_tables: tuple[LatencyTable, ...] = ()
+    metadata: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def num_buffers(self) -> int:
+        return int(self.size.shape[0])
+
+    @property
+    def num_steps(self) -> int:
+        return int(self.supply.shape[0])
+
+    def buffer_columns(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name) for name in _BUFFER_FIELDS}
+
+    def to_json(self) -> dict:
+        out = {
+            "format": PROBLEM_FORMAT,
+            "name": self.name,
+            "memory_size": int(self.memory_size),
+            "supply": [float(x) for x in self.supply],
+            "buffers": {k: v.tolist() for k, v in self.buffer_columns().items()},
+        }
+        if self.latency_tables:
+            out["latency_tables"] = [
+                {"step": int(t.step), "buffers": t.buffers.tolist(), "latency": t.latency.tolist()}
+                for t in self.latency_tables
+            ]
+        out["metadata"] = self.metadata
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Problem":
+        return _parse_problem(data)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Solution:
+    """A decision per buffer, with the placement it implies (see `docs/formats.md`).
+
+    `action` is int64[N] with COPY=0, NOCOPY=1, DROP=2; offsets are in bytes; every other array
+    is int64[N] with -1 for "none".
+    """
+
+    problem: str
+    solver: str
+    ret: float
+    action: np.ndarray
+    offset: np.ndarray
+    alloc_start: np.ndarray
+    alloc_end: np.ndarray
+    copy_start: np.ndarray
+    copy_end: np.ndarray
+    rules: dict = dataclasses.field(default_factory=dict)
+    metadata: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def num_buffers(self) -> int:
+        return int(self.action.shape[0])
+
+    def to_json(self) -> dict:
+        cols = {name: getattr(self, name).tolist() for name in _SOLUTION_FIELDS}
+        cols["action"] = [ACTION_NAMES[a] for a in self.action]
+        return {
+            "format": SOLUTION_FORMAT,
+            "problem": self.problem,
+            "solver": self.solver,
+            "return": float(self.ret),
+            "rules": self.rules,
+            "buffers": cols,
+            "metadata": self.metadata,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Solution":
+        return _parse_solution(data)
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def _read_json(path: str | os.PathLike) -> Any:
+    path = os.fspath(path)
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise ProblemError(f"{path}: not valid JSON ({e})") from None
+    except (OSError, EOFError) as e:
+        raise ProblemError(f"{path}: cannot read ({e})") from None
+
+
+def _write_json(path: str | os.PathLike, data: Any) -> None:
+    path = os.fspath(path)
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "wt", encoding="utf-8") as f:
+        json.dump(data, f, separators=(",", ":"))
+
+
+def load_problem(path: str | os.PathLike) -> Problem:
+    """Reads and checks a problem file (`.json` or `.json.gz`). Raises `ProblemError`."""
+    return _parse_problem(_read_json(path), where=os.fspath(path))
+
+
+def save_problem(problem: Problem, path: str | os.PathLike) -> None:
+    check_problem(problem)
+    _write_json(path, problem.to_json())
+
+
+def load_solution(path: str | os.PathLike) -> Solution:
+    """Reads a solution file and checks its form (not its validity: see `validate`)."""
+    return _parse_solution(_read_json(path), where=os.fspath(path))
+
+
+def save_solution(solution: Solution, path: str | os.PathLike) -> None:
+    _write_json(path, solution.to_json())
+
+
+# ----------------------------------------------------------------------------- parsing
+
+
+def _fail(where: str, msg: str) -> None:
+    raise ProblemError(f"{where}: {msg}" if where else msg)
+
+
+def _column(cols: dict, name: str, kind: str, n: int | None, prefix: str) -> np.ndarray:
+    if name not in cols:
+        raise ProblemError(f"{prefix}{name}: missing")
+    values = cols[name]
+    if not isinstance(values, list):
+        raise ProblemError(f"{prefix}{name}: expected a list, got {type(values).__name__}")
+    if n is not None and len(values) != n:
+        raise ProblemError(f"{prefix}{name}: has {len(values)} entries, expected {n}")
+    for i, v in enumerate(values):
+        ok = {
+            "int": isinstance(v, int) and not isinstance(v, bool),
+            "bool": isinstance(v, bool),
+            "float": isinstance(v, (int, float)) and not isinstance(v, bool),
+            "action": v in ACTION_NAMES,
+        }[kind]
+        if not ok:
+            want = {"int": "an integer", "bool": "true or false", "float": "a number",
+                    "action": "one of " + ", ".join(ACTION_NAMES)}[kind]
+            raise ProblemError(f"{prefix}{name}[{i}]: expected {want}, got {v!r}")
+    if kind == "action":
+        return np.asarray([ACTION_NAMES.index(v) for v in values], dtype=np.int64)
+    dtype = {"int": np.int64, "bool": np.bool_, "float": np.float64}[kind]
+    try:
+        return np.asarray(values, dtype=dtype).reshape(len(values))
+    except OverflowError:
+        raise ProblemError(f"{prefix}{name}: an entry is out of range") from None
+
+
+def _parse_problem(data: Any, where: str = "") -> Problem:
+    def fail(msg):
+        _fail(where, msg)
+
+    if not isinstance(data, dict):
+        fail("a problem must be a JSON object")
+    if data.get("format") != PROBLEM_FORMAT:
+        fail(f"format: expected {PROBLEM_FORMAT!r}, got {data.get('format')!r}")
+    for key in ("name", "memory_size", "supply", "buffers"):
+        if key not in data:
+            fail(f"{key}: missing")
+    if not isinstance(data["name"], str):
+        fail("name: expected a string")
+    mem = data["memory_size"]
+    if not isinstance(mem, int) or isinstance(mem, bool):
+        fail(f"memory_size: expected an integer, got {mem!r}")
+    if not isinstance(data["buffers"], dict):
+        fail("buffers: expected an object of columns")
+    try:
+        supply = _column({"supply": data["supply"]}, "supply", "float", None, "")
+        cols = data["buffers"]
+        n = len(cols["size"]) if isinstance(cols.get("size"), list) else None
+        arrays = {name: _column(cols, name, kind, n, "buffers.")
+                  for name, (_, kind) in _BUFFER_FIELDS.items()}
+        tables = _parse_tables(data.get("latency_tables", []))
+    except ProblemError as e:
+        fail(str(e))
+    metadata = data.get("metadata", {})
+    if not isinstance(metadata, dict):
+        fail("metadata: expected an object")
+    problem = Problem(name=data["name"], memory_size=mem, supply=supply,
+                      latency_tables=tables, metadata=metadata, **arrays)
+    try:
+        check_problem(problem)
+    except ProblemError as e:
+        fail(str(e))
+    return problem
+
+
+def _parse_tables(raw: Any) -> tuple[LatencyTable, ...]:
+    if not isinstance(raw, list):
+        raise ProblemError("latency_tables: expected a list")
+    tables = []
+    for j, t in enumerate(raw):
+        p = f"latency_tables[{j}]."
+        if not isinstance(t, dict):
+            raise ProblemError(f"latency_tables[{j}]: expected an object")
+        step = t.get("step")
+        if not isinstance(step, int) or isinstance(step, bool):
+            raise ProblemError(f"{p}step: expected an integer, got {step!r}")
+        bufs = _column(t, "buffers", "int", None, p)
+        lat = _column(t, "latency", "float", None, p)
+        tables.append(LatencyTable(step=step, buffers=bufs, latency=lat))
+    return tuple(tables)
+
+
+def _parse_solution(data: Any, where: str = "") -> Solution:
+    def fail(msg):
+        _fail(where, msg)
+
+    if not isinstance(data, dict):
+        fail("a solution must be a JSON object")
+    if data.get("format") != SOLUTION_FORMAT:
+        fail(f"format: expected {SOLUTION_FORMAT!r}, got {data.get('format')!r}")
+    for key in ("problem", "solver", "return", "buffers"):
+        if key not in data:
+            fail(f"{key}: missing")
+    ret = data["return"]
+    if not isinstance(ret, (int, float)) or isinstance(ret, bool):
+        fail(f"return: expected a number, got {ret!r}")
+    cols = data["buffers"]
+    if not isinstance(cols, dict):
+        fail("buffers: expected an object of columns")
+    try:
+        n = len(cols["action"]) if isinstance(cols.get("action"), list) else None
+        arrays = {name: _column(cols, name, "action" if name == "action" else "int", n, "buffers.")
+                  for name in _SOLUTION_FIELDS}
+    except ProblemError as e:
+        fail(str(e))
+    rules = data.get("rules", {})
+    if not isinstance(rules, dict):
+        fail("rules: expected an object")
+    return Solution(problem=str(data["problem"]), solver=str(data["solver"]), ret=float(ret),
+                    rules=rules, metadata=data.get("metadata", {}) or {}, **arrays)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def check_problem(p: Problem) -> None:
+    """Raises `ProblemError` naming the first broken rule (field and index)."""
+    if p.memory_size <= 0:
+        raise ProblemError(f"memory_size: must be positive, got {p.memory_size}")
+    T, N = p.num_steps, p.num_buffers
+    if T == 0:
+        raise ProblemError("supply: the program has no steps")
+    bad = np.flatnonzero(~np.isfinite(p.supply) | (p.supply < 0))
+    if bad.size:
+        raise ProblemError(f"supply[{bad[0]}]: must be finite and >= 0, got {p.supply[bad[0]]}")
+    for name, arr in p.buffer_columns().items():
+        if arr.shape != (N,):
+            raise ProblemError(f"buffers.{name}: has {arr.shape[0]} entries, expected {N}")
+
+    def first(mask, name, msg):
+        idx = np.flatnonzero(mask)
+        if idx.size:
+            i = int(idx[0])
+            raise ProblemError(f"buffers.{name}[{i}]: {msg(i)}")
+
+    first(p.size < 0, "size", lambda i: f"must be >= 0, got {p.size[i]}")
+    first((p.target_time < 0) | (p.target_time >= T), "target_time",
+          lambda i: f"{p.target_time[i]} is outside the program's steps [0, {T - 1}]")
+    first(np.diff(p.target_time, prepend=0) < 0, "target_time",
+          lambda i: f"buffers are out of order: {p.target_time[i]} after {p.target_time[i - 1]}"
+          " (target_time must be non-decreasing)")
+    first(p.tensor_id < 0, "tensor_id", lambda i: f"must be >= 0, got {p.tensor_id[i]}")
+    first(p.alias_id < -1, "alias_id", lambda i: f"must be >= -1, got {p.alias_id[i]}")
+    first((p.live_start < 0) | (p.live_end >= T) | (p.live_start > p.live_end), "live_start",
+          lambda i: f"live range [{p.live_start[i]}, {p.live_end[i]}] is not inside [0, {T - 1}]")
+    first((p.live_start > p.target_time) | (p.live_end < p.target_time), "live_start",
+          lambda i: f"live range [{p.live_start[i]}, {p.live_end[i]}] does not contain"
+          f" target_time {p.target_time[i]}")
+    first(~np.isfinite(p.demand) | (p.demand < 0), "demand",
+          lambda i: f"must be finite and >= 0, got {p.demand[i]}")
+    first(~np.isfinite(p.benefit), "benefit", lambda i: f"must be finite, got {p.benefit[i]}")
+
+    # One live range per tensor, one size per alias group.
+    for key, name, what in ((p.tensor_id, "live_start", "tensor"), (p.alias_id, "size", "alias group")):
+        seen: dict[int, int] = {}
+        for i, k in enumerate(key.tolist()):
+            if what == "alias group" and k < 0:
+                continue
+            j = seen.setdefault(k, i)
+            if what == "tensor" and (p.live_start[i], p.live_end[i]) != (p.live_start[j], p.live_end[j]):
+                raise ProblemError(
+                    f"buffers.live_start[{i}]: tensor {k} has live range [{p.live_start[i]},"
+                    f" {p.live_end[i]}] here but [{p.live_start[j]}, {p.live_end[j]}] at buffer {j}")
+            if what == "alias group" and p.size[i] != p.size[j]:
+                raise ProblemError(
+                    f"buffers.size[{i}]: alias group {k} mixes sizes {p.size[j]} (buffer {j}) and"
+                    f" {p.size[i]}; members of a group share one allocation at one offset and must"
+                    " have one size")
+
+    in_table: dict[int, int] = {}
+    for j, t in enumerate(p.latency_tables):
+        pre = f"latency_tables[{j}]"
+        k = t.buffers.shape[0]
+        if not 1 <= k <= MAX_TABLE_BUFFERS:
+            raise ProblemError(f"{pre}.buffers: lists {k} buffers, expected 1 to {MAX_TABLE_BUFFERS}")
+        if t.latency.shape != (2 ** k,):
+            raise ProblemError(f"{pre}.latency: has {t.latency.shape[0]} entries, expected 2**{k} = {2 ** k}")
+        if not np.all(np.isfinite(t.latency)) or np.any(t.latency < 0):
+            raise ProblemError(f"{pre}.latency: entries must be finite and >= 0")
+        for b in t.buffers.tolist():
+            if not 0 <= b < N:
+                raise ProblemError(f"{pre}.buffers: buffer index {b} is outside [0, {N - 1}]")
+            if p.target_time[b] != t.step:
+                raise ProblemError(
+                    f"{pre}.buffers: buffer {b} has target_time {p.target_time[b]}, not the table's"
+                    f" step {t.step}")
+            if b in in_table:
+                raise ProblemError(f"{pre}.buffers: buffer {b} is already in latency_tables[{in_table[b]}]")
+            in_table[b] = j
+
+
+def capacity_loss(problem: Problem, columns: int) -> float:
+    """Fraction of fast memory lost to rounding sizes up to whole grid columns, averaged over the
+    program's peak-demand step: 1 - (bytes of the buffers) / (bytes of their columns), and the
+    unusable tail of the memory (see docs/game.md)."""
+    col_bytes = math.ceil(problem.memory_size / columns)
+    usable = (problem.memory_size // col_bytes) * col_bytes
+    sizes = problem.size[problem.size > 0].astype(np.float64)
+    rounded = np.ceil(sizes / col_bytes) * col_bytes
+    waste = float(1.0 - sizes.sum() / rounded.sum()) if sizes.size else 0.0
+    return {"columns": columns, "col_bytes": col_bytes,
+            "unusable_tail": 1.0 - usable / problem.memory_size,
+            "size_rounding": waste}

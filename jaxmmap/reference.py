@@ -1,0 +1,256 @@
+"""The reference MMapGame: plain Python and NumPy, written to be read.
+
+This is the executable specification of `docs/game.md`. It favours the obvious algorithm over the
+fast one (walking the supply vector step by step, an explicit owner grid, a scan over earlier
+buffers for the NoCopy predecessor, a deep copy for the Drop-backup), so that the JAX game
+(`jaxmmap.game`), which computes the same things differently, can be checked against it.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import numpy as np
+
+from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
+from jaxmmap.rules import Discretized, Rules, discretize
+
+UNDECIDED = -1
+
+
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """What one action would do to the current buffer."""
+
+    offset: int  # column, -1 for Drop
+    alloc: tuple[int, int] | None  # inclusive steps of a new allocation
+    copy: tuple[int, int] | None  # inclusive steps of the copy
+    use: dict[int, int]  # supply ticks taken per step
+
+
+@dataclasses.dataclass
+class _Board:
+    """Everything that changes during a game (what the Drop-backup saves and restores)."""
+
+    cursor: int
+    ret: float
+    supply: np.ndarray  # remaining supply W, ticks per step
+    edge: np.ndarray  # edge[k]: a copy spans steps k and k+1
+    owner: np.ndarray  # [T, C] alias group owning each grid cell, -1 free
+    action: np.ndarray
+    offset: np.ndarray
+    alloc: list  # per buffer: (start, end) or None
+    copy: list
+    dropped_groups: set  # groups forced to Drop by the backup
+
+
+class ReferenceGame:
+    """One game of the MMapGame on one problem.
+
+    `legal_actions()` gives a bool[3] mask for Copy, NoCopy, Drop; `step(action)` plays the
+    current buffer and returns the reward; `done` tells whether the game has ended, `lost`
+    whether it ended infeasible.
+    """
+
+    def __init__(self, problem: Problem, rules: Rules = Rules(), *, backup: bool = False):
+        self.problem = problem
+        self.rules = rules
+        self.d: Discretized = discretize(problem, rules)
+        n, T = problem.num_buffers, problem.num_steps
+        self.board = _Board(
+            cursor=0, ret=0.0, supply=self.d.supply.copy(), edge=np.zeros(T, bool),
+            owner=np.full((T, self.d.usable_columns), -1, np.int64),
+            action=np.full(n, UNDECIDED, np.int64), offset=np.full(n, -1, np.int64),
+            alloc=[None] * n, copy=[None] * n, dropped_groups=set())
+        self.use_backup = backup
+        self.backup = copy.deepcopy(self.board) if backup else None
+        self.lost = False
+        self.restores = 0
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def done(self) -> bool:
+        return self.lost or self.board.cursor >= self.problem.num_buffers
+
+    def legal_actions(self) -> np.ndarray:
+        return np.array([self.placement(a) is not None for a in (COPY, NOCOPY, DROP)])
+
+    def _group_state(self, g: int) -> tuple[bool, bool, int]:
+        """(placed, dropped, offset) of alias group g among decided buffers."""
+        b = self.board
+        members = [j for j in range(b.cursor) if self.d.group[j] == g]
+        placed = [j for j in members if b.action[j] in (COPY, NOCOPY)]
+        dropped = g in b.dropped_groups or any(b.action[j] == DROP for j in members)
+        return bool(placed), dropped, (int(b.offset[placed[0]]) if placed else -1)
+
+    def _blocked(self, start: int, end: int, g: int) -> np.ndarray:
+        """bool[C]: columns used by another alias group somewhere in steps [start, end]."""
+        rows = self.board.owner[start:end + 1]
+        return np.any((rows != -1) & (rows != g), axis=0)
+
+    def _fits(self, blocked: np.ndarray, offset: int, width: int) -> bool:
+        return 0 <= offset and offset + width <= blocked.shape[0] and not blocked[offset:offset + width].any()
+
+    def _lowest(self, blocked: np.ndarray, width: int) -> int:
+        for o in range(blocked.shape[0] - width + 1):
+            if self._fits(blocked, o, width):
+                return o
+        return -1
+
+    def _predecessor(self, i: int):
+        """The earlier allocation of buffer i's tensor with the latest end (ties: later buffer)."""
+        best = None
+        for j in range(i):
+            alloc = self.board.alloc[j]
+            if self.d.tensor[j] == self.d.tensor[i] and alloc is not None:
+                if best is None or alloc[1] >= self.board.alloc[best][1]:
+                    best = j
+        return best
+
+    def placement(self, action: int) -> Placement | None:
+        """What `action` would do to the current buffer, or None if it is illegal."""
+        b, d, p = self.board, self.d, self.problem
+        i = b.cursor
+        if self.done:
+            return None
+        g = int(d.group[i])
+        placed, dropped, goff = self._group_state(g)
+        if action == DROP:
+            return None if placed else Placement(-1, None, None, {})
+        if dropped:
+            return None
+        t, width = int(p.target_time[i]), int(d.width[i])
+
+        if action == COPY:
+            demand, W = int(d.demand[i]), b.supply
+            use: dict[int, int] = {}
+            if demand == 0:
+                alloc, copy_iv = (t, t), None
+            elif not p.is_output[i]:  # walk back from t-1 to the latest start that covers demand
+                left, k = demand, t - 1
+                while k >= 0:
+                    use[k] = int(min(W[k], left))
+                    left -= use[k]
+                    if left <= 0:
+                        break
+                    k -= 1
+                if k < 0 or k < p.live_start[i]:
+                    return None
+                alloc, copy_iv = (k, t), (k, t - 1)
+            else:  # walk forward from t+1 to the earliest end that covers demand
+                left, k = demand, t + 1
+                while k < p.num_steps:
+                    use[k] = int(min(W[k], left))
+                    left -= use[k]
+                    if left <= 0:
+                        break
+                    k += 1
+                if k >= p.num_steps or k > p.live_end[i]:
+                    return None
+                alloc, copy_iv = (t, k), (t + 1, k)
+            if copy_iv is not None and b.edge[copy_iv[0]:copy_iv[1]].any():
+                return None  # would share two or more steps with another copy
+            blocked = self._blocked(*alloc, g)
+            offset = goff if placed else self._lowest(blocked, width)
+            if not self._fits(blocked, offset, width):
+                return None
+            return Placement(offset, alloc, copy_iv, use)
+
+        # NoCopy
+        j = self._predecessor(i)
+        if j is None or b.alloc[j][0] > t:
+            return None
+        pred_end, pred_off = b.alloc[j][1], int(b.offset[j])
+        need = int(p.live_end[i]) if p.is_output[i] else t
+        if pred_end >= need:  # already in fast memory: nothing new to allocate
+            offset, alloc = pred_off, None
+        else:
+            alloc = (pred_end + 1, need)
+            blocked = self._blocked(*alloc, g)
+            if self.rules.nocopy_offset == "same":
+                offset = pred_off
+            else:
+                offset = goff if placed else self._lowest(blocked, width)
+            if not self._fits(blocked, offset, width):
+                return None
+        if placed and offset != goff:
+            return None
+        return Placement(offset, alloc, None, {})
+
+    # ------------------------------------------------------------------ moves
+
+    def _reward(self, i: int) -> float:
+        d = self.d
+        if d.table[i] < 0:
+            return float(self.problem.benefit[i])
+        lat = d.latency[d.table[i]]
+        before = 0
+        for j in range(i):  # the table's buffers already placed
+            if d.table[j] == d.table[i] and self.board.action[j] in (COPY, NOCOPY):
+                before |= 1 << int(d.table_bit[j])
+        return float(lat[before] - lat[before | (1 << int(d.table_bit[i]))])
+
+    def _apply(self, action: int, pl: Placement) -> float:
+        b, i = self.board, self.board.cursor
+        reward = 0.0 if action == DROP else self._reward(i)
+        b.action[i], b.offset[i] = action, pl.offset
+        b.alloc[i], b.copy[i] = pl.alloc, pl.copy
+        for k, u in pl.use.items():
+            b.supply[k] -= u
+        if pl.copy is not None:
+            b.edge[pl.copy[0]:pl.copy[1]] = True
+        if pl.alloc is not None:
+            b.owner[pl.alloc[0]:pl.alloc[1] + 1, pl.offset:pl.offset + int(self.d.width[i])] = self.d.group[i]
+        b.ret += reward
+        b.cursor += 1
+        return reward
+
+    def _clean_cut(self) -> bool:
+        """No alias group with a placed member still has undecided members."""
+        b = self.board
+        open_groups = {int(self.d.group[j]) for j in range(b.cursor, self.problem.num_buffers)}
+        return not any(b.action[j] in (COPY, NOCOPY) and int(self.d.group[j]) in open_groups
+                       for j in range(b.cursor))
+
+    def step(self, action: int) -> float:
+        """Plays `action` on the current buffer; returns the reward of the move."""
+        if self.done:
+            return 0.0
+        pl = self.placement(action)
+        old_ret = self.board.ret
+        if pl is None:  # an illegal action loses the game
+            self.lost = True
+            self.board.ret = -self.rules.infeasible_penalty
+            return self.board.ret - old_ret
+        reward = self._apply(action, pl)
+        if self.done or self.legal_actions().any():
+            if self.use_backup and self._clean_cut():
+                self.backup = copy.deepcopy(self.board)
+            return reward
+        # Infeasible: the current buffer has no legal action.
+        if self.use_backup:
+            bad_group = int(self.d.group[self.board.cursor])
+            self.board = copy.deepcopy(self.backup)
+            self.board.dropped_groups.add(bad_group)
+            self.backup = copy.deepcopy(self.board)
+            self.restores += 1
+            return self.board.ret - old_ret
+        self.lost = True
+        self.board.ret = -self.rules.infeasible_penalty
+        return self.board.ret - old_ret
+
+    # ------------------------------------------------------------------ export
+
+    def solution(self, solver: str = "reference") -> Solution:
+        if self.lost or not self.done:
+            raise ValueError("only a finished, feasible game has a solution")
+        b, cb = self.board, self.d.col_bytes
+        n = self.problem.num_buffers
+        pair = lambda ivs, k: np.array([-1 if iv is None else iv[k] for iv in ivs], np.int64)  # noqa: E731
+        return Solution(problem=self.problem.name, solver=solver, ret=b.ret,
+                        action=b.action.copy(), offset=np.where(b.offset >= 0, b.offset * cb, -1),
+                        alloc_start=pair(b.alloc, 0), alloc_end=pair(b.alloc, 1),
+                        copy_start=pair(b.copy, 0), copy_end=pair(b.copy, 1),
+                        rules=self.rules.to_json(), metadata={"num_buffers": n})

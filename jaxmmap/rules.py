@@ -1,0 +1,120 @@
+"""The game's number representation, shared by the reference and the JAX game.
+
+Everything the two implementations must agree on *exactly* is computed here, once, from a
+`Problem` (docs/game.md, "Memory grid and sizes" and "Supply and demand in ticks"): grid
+columns, integer supply/demand ticks, dense tensor and alias-group ids, and where each buffer
+sits in a latency table. The validator does not use this module: it checks bytes and floats.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from jaxmmap.problem import Problem
+
+TICK_BUDGET = 2 ** 29  # total supply in ticks; sums of it and a capped demand fit in int32
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """How a problem is played.
+
+    Attributes:
+      columns: number of grid columns the fast memory is cut into.
+      nocopy_offset: "same" (NoCopy keeps the predecessor's offset: the data does not move) or
+        "lowest" (the paper's literal rule: the lowest free offset).
+      infeasible_penalty: extra penalty (>= 0) when a game is lost; its return is minus this.
+    """
+
+    columns: int = 256
+    nocopy_offset: str = "same"
+    infeasible_penalty: float = 0.0
+
+    def __post_init__(self):
+        if self.columns < 1:
+            raise ValueError(f"columns must be >= 1, got {self.columns}")
+        if self.nocopy_offset not in ("same", "lowest"):
+            raise ValueError(f"nocopy_offset must be 'same' or 'lowest', got {self.nocopy_offset!r}")
+        if not self.infeasible_penalty >= 0:
+            raise ValueError("infeasible_penalty must be >= 0")
+
+    def to_json(self) -> dict:
+        return {"columns": self.columns, "nocopy_offset": self.nocopy_offset}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Discretized:
+    """A problem in the game's units (NumPy). N buffers, T steps, K latency tables.
+
+    Attributes:
+      col_bytes: bytes per grid column.
+      usable_columns: columns a placement may use (floor(memory_size / col_bytes) <= columns).
+      tick_scale: ticks per unit of supply/demand.
+      width: int64[N] columns a buffer occupies.
+      supply: int64[T] supply in ticks (rounded down).
+      demand: int64[N] demand in ticks (rounded up, capped at TICK_BUDGET + 1).
+      tensor: int64[N] dense tensor ids.
+      group: int64[N] dense alias-group ids; a buffer without alias_id is a group of its own.
+      table: int64[N] index of the buffer's latency table, -1 if none.
+      table_bit: int64[N] the buffer's bit in that table, 0 if none.
+      latency: float64[K, 256] latency tables, padded with zeros.
+    """
+
+    rules: Rules
+    col_bytes: int
+    usable_columns: int
+    tick_scale: float
+    width: np.ndarray
+    supply: np.ndarray
+    demand: np.ndarray
+    tensor: np.ndarray
+    group: np.ndarray
+    table: np.ndarray
+    table_bit: np.ndarray
+    latency: np.ndarray
+
+
+def tick_scale(total_supply: float) -> float:
+    """The largest power of two `s` with `s * total_supply <= TICK_BUDGET`."""
+    if total_supply <= 0:
+        return 1.0
+    k = math.floor(math.log2(TICK_BUDGET / total_supply))
+    while 2.0 ** k * total_supply > TICK_BUDGET:
+        k -= 1
+    while 2.0 ** (k + 1) * total_supply <= TICK_BUDGET:
+        k += 1
+    return 2.0 ** k
+
+
+def discretize(problem: Problem, rules: Rules = Rules()) -> Discretized:
+    col_bytes = -(-problem.memory_size // rules.columns)
+    usable = problem.memory_size // col_bytes
+    width = -(-problem.size // col_bytes)
+    width = np.minimum(width, rules.columns + 1)  # anything wider than memory is just "too wide"
+    scale = tick_scale(float(np.sum(problem.supply)))
+    supply = np.floor(problem.supply * scale).astype(np.int64)
+    demand = np.minimum(np.ceil(problem.demand * scale), TICK_BUDGET + 1).astype(np.int64)
+    _, tensor = np.unique(problem.tensor_id, return_inverse=True)
+    n = problem.num_buffers
+    # Dense group ids: first the real alias groups, then one singleton per unaliased buffer.
+    _, alias_dense = np.unique(problem.alias_id, return_inverse=True)
+    has_alias = problem.alias_id >= 0
+    offset = 1 if np.any(~has_alias) else 0  # np.unique puts -1 first
+    group = np.where(has_alias, alias_dense - offset, 0)
+    num_alias = int(group[has_alias].max()) + 1 if np.any(has_alias) else 0
+    group[~has_alias] = num_alias + np.arange(int(np.sum(~has_alias)))
+    table = np.full(n, -1, np.int64)
+    table_bit = np.zeros(n, np.int64)
+    latency = np.zeros((len(problem.latency_tables), 256), np.float64)
+    for j, t in enumerate(problem.latency_tables):
+        table[t.buffers] = j
+        table_bit[t.buffers] = np.arange(t.buffers.shape[0])
+        latency[j, : t.latency.shape[0]] = t.latency
+    return Discretized(rules=rules, col_bytes=int(col_bytes), usable_columns=int(usable),
+                       tick_scale=scale, width=width.astype(np.int64), supply=supply,
+                       demand=demand, tensor=tensor.astype(np.int64).reshape(n),
+                       group=group.astype(np.int64), table=table, table_bit=table_bit,
+                       latency=latency)
