@@ -140,6 +140,23 @@ def legal_action_mask(state: State) -> jax.Array:
     return state.candidates.legal & ~state.done
 
 
+def action_rewards(state: State) -> jax.Array:
+    """float32[3]: the immediate reward each action would give now (illegal ones included)."""
+    inst, board = state.instance, state.board
+    i = jnp.minimum(board.cursor, inst.width.shape[0] - 1)
+    placed = _placement_reward(inst, board, i)
+    return jnp.stack([placed, placed, jnp.float32(0)])
+
+
+def _placement_reward(inst: Instance, board: Board, i) -> jax.Array:
+    """Reward of placing buffer i (Copy or NoCopy): static benefit or latency-table delta."""
+    table = jnp.maximum(inst.table[i], 0)
+    mask = board.table_mask[table]
+    bit = jnp.left_shift(jnp.int32(1), inst.table_bit[i])
+    dynamic = inst.latency[table, mask] - inst.latency[table, mask | bit]
+    return jnp.where(inst.table[i] >= 0, dynamic, inst.benefit[i])
+
+
 def step(state: State, action: jax.Array) -> State:
     """Plays `action` (0 Copy, 1 NoCopy, 2 Drop) on the current buffer.
 
@@ -295,8 +312,7 @@ def _apply(inst: Instance, board: Board, cand: Candidates, action) -> tuple[Boar
     newer = (a_start >= 0) & (a_end >= board.tensor_end[tensor])
     table, bit = inst.table[i], jnp.left_shift(jnp.int32(1), inst.table_bit[i])
     mask = board.table_mask[jnp.maximum(table, 0)]
-    dynamic = inst.latency[jnp.maximum(table, 0), mask] - inst.latency[jnp.maximum(table, 0), mask | bit]
-    reward = jnp.where(placed, jnp.where(table >= 0, dynamic, inst.benefit[i]), 0.0)
+    reward = jnp.where(placed, _placement_reward(inst, board, i), jnp.float32(0))
 
     return board.replace(
         cursor=i + 1,

@@ -1,0 +1,106 @@
+"""Playing whole games on the accelerator: simple policies, jitted rollouts, solution export.
+
+A policy is a pure function `policy(key, state) -> action` (int32[]). `rollout` plays one game to
+its end inside `lax.while_loop`; `vmap` it over keys for many games. `to_solution` turns a
+finished state into a `Solution` file, and `play` does all of it for a `Problem`, validating the
+best solution it found.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmmap import game
+from jaxmmap.instance import Instance, make_instance
+from jaxmmap.problem import Problem, Solution
+from jaxmmap.rules import Rules, discretize
+
+Policy = Callable[[jax.Array, game.State], jax.Array]
+
+
+def random_policy(key: jax.Array, state: game.State) -> jax.Array:
+    """A uniformly random legal action."""
+    mask = game.legal_action_mask(state)
+    return jax.random.choice(key, 3, p=mask / jnp.maximum(mask.sum(), 1)).astype(jnp.int32)
+
+
+def greedy_policy(key: jax.Array, state: game.State) -> jax.Array:
+    """The legal action with the best immediate reward; ties go to Copy, then NoCopy, then Drop."""
+    del key
+    score = jnp.where(game.legal_action_mask(state), game.action_rewards(state), -jnp.inf)
+    return jnp.argmax(score).astype(jnp.int32)
+
+
+POLICIES: dict[str, Policy] = {"random": random_policy, "greedy": greedy_policy}
+
+
+def rollout(instance: Instance, key: jax.Array, policy: Policy, *, backup: bool = False,
+            max_moves: int | None = None) -> game.State:
+    """Plays one game to its end (or `max_moves`, default 4N + 1 with the backup, N without)."""
+    n = instance.width.shape[0]
+    limit = max_moves if max_moves is not None else (4 * n + 1 if backup else n)
+
+    def cond(carry):
+        state, _ = carry
+        return ~state.done & (state.moves < limit)
+
+    def body(carry):
+        state, key = carry
+        key, sub = jax.random.split(key)
+        return game.step(state, policy(sub, state)), key
+
+    state, _ = jax.lax.while_loop(cond, body, (game.init(instance, backup=backup), key))
+    return state
+
+
+def to_solution(problem: Problem, state: game.State, rules: Rules = Rules(), *,
+                solver: str = "jaxmmap") -> Solution:
+    """The solution of a finished, won game (one game: no batch axis)."""
+    if not bool(state.done) or bool(state.lost):
+        raise ValueError("only a finished game that was not lost has a solution")
+    b = jax.device_get(state.board)
+    n = problem.num_buffers
+    col_bytes = discretize(problem, rules).col_bytes
+    arr = lambda x: np.asarray(x[:n], np.int64)  # noqa: E731
+    offset = arr(b.offset)
+    return Solution(problem=problem.name, solver=solver, ret=float(b.ret), action=arr(b.action),
+                    offset=np.where(offset >= 0, offset * col_bytes, -1),
+                    alloc_start=arr(b.alloc_start), alloc_end=arr(b.alloc_end),
+                    copy_start=arr(b.copy_start), copy_end=arr(b.copy_end),
+                    rules=rules.to_json(),
+                    metadata={"moves": int(state.moves), "restores": int(state.restores)})
+
+
+def play(problem: Problem, policy: str = "greedy", *, seed: int = 0, games: int = 1,
+         rules: Rules = Rules(), backup: bool = True) -> tuple[Solution, dict]:
+    """Plays `games` games in parallel with a named policy; returns the best validated solution
+    and a summary (returns of all games, time)."""
+    from jaxmmap.validator import validate  # the independent checker
+
+    instance = make_instance(problem, rules)
+    keys = jax.random.split(jax.random.key(seed), games)
+    run = jax.jit(jax.vmap(lambda k: rollout(instance, k, POLICIES[policy], backup=backup)))
+    t0 = time.perf_counter()
+    states = jax.block_until_ready(run(keys))
+    seconds = time.perf_counter() - t0
+    returns = np.where(np.asarray(states.lost), -np.inf, np.asarray(states.board.ret))
+    best = int(np.argmax(returns))
+    state = jax.tree.map(lambda x: x[best], states)
+    if not np.isfinite(returns[best]) or not bool(state.done):
+        raise RuntimeError(f"no game of the {policy} policy finished feasibly")
+    solution = to_solution(problem, state, rules, solver=policy)
+    report = validate(problem, solution)
+    if not report.ok:
+        raise AssertionError(f"the game produced an invalid solution:\n{report}")
+    summary = {"problem": problem.name, "policy": policy, "seed": seed, "games": games,
+               "best_return": float(returns[best]),
+               "mean_return": float(np.mean(np.where(np.isfinite(returns), returns, 0.0))),
+               "lost": int(np.sum(np.asarray(states.lost))),
+               "restores": int(np.sum(np.asarray(states.restores))),
+               "seconds_with_compile": seconds}
+    return solution, summary

@@ -1,0 +1,226 @@
+"""The JAX game equals the reference game, move by move, on many generated instances.
+
+The reference plays random legal action sequences (biased towards placing buffers, so that
+memory fills up, alias groups conflict and the Drop-backup is exercised); the JAX game replays
+the same actions for a whole batch of instances at once (`vmap` over instances padded to one
+shape, `lax.scan` over moves), and every observable is compared.
+"""
+
+import functools
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmmap import game
+from jaxmmap.generator import generate
+from jaxmmap.instance import make_instance, stack
+from jaxmmap.play import to_solution
+from jaxmmap.reference import ReferenceGame
+from jaxmmap.rules import Rules
+from jaxmmap.validator import validate
+
+PAD = dict(num_buffers=256, num_steps=64, num_tables=64)  # one compiled shape for every case
+COLUMNS = 64
+MAX_MOVES = 400
+
+OPTION_SETS = {
+    "plain": dict(),
+    "aliased": dict(inplace_prob=0.5, loop_prob=0.2),
+    "tight": dict(memory_fraction=0.15, inplace_prob=0.3, loop_prob=0.1),
+    "loose": dict(memory_fraction=1.5),
+    "zero_demand": dict(zero_demand_prob=0.4, inplace_prob=0.2),
+    "oversize": dict(oversize_prob=0.2, inplace_prob=0.2),
+    "zero_supply": dict(zero_supply_prob=0.4, loop_prob=0.2),
+    "tables": dict(latency_tables=True, inplace_prob=0.2),
+    "skips": dict(skip_prob=0.8, max_inputs=4, memory_fraction=0.3),
+}
+SEEDS_PER_SET = 6
+
+
+def _cases(backup):
+    cases = []
+    for k, (name, opts) in enumerate(OPTION_SETS.items()):
+        for seed in range(SEEDS_PER_SET):
+            nocopy = "lowest" if seed % 3 == 2 else "same"
+            problem = generate(1000 * k + seed, num_instructions=16 + 7 * seed, **opts)
+            cases.append((f"{name}-{seed}", problem, Rules(columns=COLUMNS, nocopy_offset=nocopy)))
+    return cases
+
+
+def _reference_play(problem, rules, backup, seed):
+    """Plays random legal moves; returns the actions and per-move records."""
+    ref = ReferenceGame(problem, rules, backup=backup)
+    rng = np.random.default_rng(seed)
+    actions, rec = [], {k: [] for k in ("mask", "reward", "cursor", "ret", "supply", "done", "lost")}
+    while not ref.done and len(actions) < MAX_MOVES:
+        mask = ref.legal_actions()
+        weights = mask * np.array([0.45, 0.4, 0.15])
+        a = int(rng.choice(3, p=weights / weights.sum()))
+        rec["mask"].append(mask)
+        rec["reward"].append(ref.step(a))
+        rec["cursor"].append(ref.board.cursor)
+        rec["ret"].append(ref.board.ret)
+        rec["supply"].append(ref.board.supply.copy())
+        rec["done"].append(ref.done)
+        rec["lost"].append(ref.lost)
+        actions.append(a)
+    return ref, actions, {k: np.array(v) for k, v in rec.items()}
+
+
+@functools.cache
+def _replay(backup):
+    def one(instance, actions):
+        def move(state, a):
+            mask = game.legal_action_mask(state)
+            state = game.step(state, a)
+            out = dict(mask=mask, reward=state.reward, cursor=state.board.cursor, ret=state.board.ret,
+                       supply=state.board.supply, done=state.done, lost=state.lost)
+            return state, out
+        return jax.lax.scan(move, game.init(instance, backup=backup), actions)
+    return jax.jit(jax.vmap(one))
+
+
+def _play_batch(backup):
+    cases = _cases(backup)
+    played = [_reference_play(p, r, backup, seed=i) for i, (_, p, r) in enumerate(cases)]
+    actions = np.full((len(cases), MAX_MOVES), game.DROP, np.int32)
+    for row, (_, acts, _) in zip(actions, played):
+        row[: len(acts)] = acts
+    instances = stack([make_instance(p, r, **PAD) for _, p, r in cases])
+    final, records = _replay(backup)(instances, jnp.asarray(actions))
+    return cases, played, jax.device_get(final), jax.device_get(records)
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["no_backup", "backup"])
+def batch(request):
+    return request.param, _play_batch(request.param)
+
+
+def test_jax_equals_reference_move_by_move(batch):
+    backup, (cases, played, final, records) = batch
+    for c, ((name, problem, rules), (ref, acts, rec)) in enumerate(zip(cases, played)):
+        m = len(acts)
+        got = {k: v[c, :m] for k, v in records.items()}
+        where = f"{name} (backup={backup})"
+        np.testing.assert_array_equal(got["mask"], rec["mask"], err_msg=f"legal masks, {where}")
+        np.testing.assert_array_equal(got["cursor"], rec["cursor"], err_msg=f"cursor, {where}")
+        np.testing.assert_array_equal(got["supply"][:, : problem.num_steps], rec["supply"],
+                                      err_msg=f"remaining supply W, {where}")
+        np.testing.assert_array_equal(got["done"], rec["done"], err_msg=f"done, {where}")
+        np.testing.assert_array_equal(got["lost"], rec["lost"], err_msg=f"lost, {where}")
+        np.testing.assert_allclose(got["reward"], rec["reward"], rtol=1e-5, atol=1e-4, err_msg=where)
+        np.testing.assert_allclose(got["ret"], rec["ret"], rtol=1e-5, atol=1e-4, err_msg=where)
+        n = problem.num_buffers
+        b = ref.board
+        np.testing.assert_array_equal(final.board.action[c, :n], b.action, err_msg=where)
+        np.testing.assert_array_equal(final.board.offset[c, :n], b.offset, err_msg=where)
+        for k, name_ in enumerate(("alloc_start", "alloc_end")):
+            want = [-1 if iv is None else iv[k] for iv in b.alloc]
+            np.testing.assert_array_equal(getattr(final.board, name_)[c, :n], want, err_msg=where)
+        for k, name_ in enumerate(("copy_start", "copy_end")):
+            want = [-1 if iv is None else iv[k] for iv in b.copy]
+            np.testing.assert_array_equal(getattr(final.board, name_)[c, :n], want, err_msg=where)
+        assert int(final.restores[c]) == ref.restores
+
+
+def test_cases_cover_the_interesting_situations(batch):
+    """The random plays really reach what the comparison is meant to cover."""
+    backup, (cases, played, final, records) = batch
+    actions = np.concatenate([ref.board.action for ref, _, _ in played])
+    assert {0, 1, 2} <= set(actions.tolist())
+    masks = np.concatenate([rec["mask"] for _, _, rec in played])
+    assert (~masks[:, 0]).sum() > 50 and (~masks[:, 2]).sum() > 20  # Copy and Drop both get refused
+    finished = sum(ref.done and not ref.lost for ref, _, _ in played)
+    assert finished >= len(cases) // 4
+    if backup:
+        assert sum(ref.restores for ref, _, _ in played) >= 5
+        assert not any(ref.lost for ref, _, _ in played)
+    else:
+        assert sum(ref.lost for ref, _, _ in played) >= 5
+
+
+def test_every_finished_game_gives_a_valid_solution(batch):
+    backup, (cases, played, final, records) = batch
+    checked = 0
+    for c, ((name, problem, rules), (ref, _, _)) in enumerate(zip(cases, played)):
+        if not ref.done or ref.lost:
+            continue
+        state = jax.tree.map(lambda x: x[c], final)
+        for solution in (to_solution(problem, state, rules), ref.solution()):
+            report = validate(problem, solution)
+            assert report.ok, f"{name}: {report}"
+            assert report.recomputed_return == pytest.approx(solution.ret, rel=1e-5, abs=1e-4)
+        checked += 1
+    assert checked >= len(cases) // 4
+
+
+def test_vmapped_padded_games_equal_single_games():
+    """A batch of instances of different sizes, padded to one shape, gives the single results."""
+    rules = Rules(columns=COLUMNS)
+    problems = [generate(s, num_instructions=10 + 9 * s, inplace_prob=0.3) for s in range(4)]
+    step = jax.jit(game.step)
+    singles = []
+    for p in problems:  # unpadded beyond the bucket: each its own shape
+        state = game.init(make_instance(p, rules), backup=True)
+        while not bool(state.done):
+            state = step(state, jnp.argmax(game.legal_action_mask(state)))
+        singles.append(float(state.board.ret))
+    batched = stack([make_instance(p, rules, **PAD) for p in problems])
+    policy = lambda s: jnp.argmax(game.legal_action_mask(s)).astype(jnp.int32)  # noqa: E731
+
+    def run(inst):
+        state = game.init(inst, backup=True)
+        return jax.lax.fori_loop(0, 2 * PAD["num_buffers"], lambda _, s: game.step(s, policy(s)), state)
+
+    out = jax.jit(jax.vmap(run))(batched)
+    assert np.all(np.asarray(out.done))
+    np.testing.assert_allclose(np.asarray(out.board.ret), singles, rtol=1e-6)
+
+
+def test_step_traces_once_per_shape():
+    rules = Rules(columns=COLUMNS)
+
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def traced_step(state, action):
+        return game.step(state, action)
+
+    for seed in range(3):
+        instance = make_instance(generate(seed, num_instructions=20 + seed), rules, **PAD)
+        state = game.init(instance)
+        for _ in range(5):
+            state = traced_step(state, jnp.int32(game.DROP))
+    chex.clear_trace_counter()
+
+
+def test_state_shapes_and_dtypes():
+    instance = make_instance(generate(0, num_instructions=20), Rules(columns=COLUMNS), **PAD)
+    state = game.init(instance, backup=True)
+    n, t = PAD["num_buffers"], PAD["num_steps"]
+    chex.assert_shape([state.board.action, state.board.offset, state.board.alloc_start], (n,))
+    chex.assert_shape(state.board.grid, (t, COLUMNS // 32))
+    chex.assert_type(state.board.grid, jnp.uint32)
+    chex.assert_shape(state.board.supply, (t,))
+    chex.assert_type(state.board.supply, jnp.int32)
+    chex.assert_shape(game.legal_action_mask(state), (3,))
+    chex.assert_trees_all_equal_shapes(state.board, state.backup)
+
+
+def test_grid_marks_exactly_the_allocations():
+    problem = generate(5, num_instructions=30, memory_fraction=0.4)
+    rules = Rules(columns=COLUMNS)
+    ref = ReferenceGame(problem, rules)
+    state = game.init(make_instance(problem, rules, **PAD))
+    step = jax.jit(game.step)
+    while not ref.done:
+        a = int(np.flatnonzero(ref.legal_actions())[0])
+        ref.step(a)
+        state = step(state, a)
+    words = np.asarray(state.board.grid)[: problem.num_steps]
+    bits = ((words[:, :, None] >> np.arange(32, dtype=np.uint32)) & 1).reshape(words.shape[0], -1)
+    used = ref.board.owner != -1
+    np.testing.assert_array_equal(bits[:, : used.shape[1]].astype(bool), used)
+    assert used.any()
