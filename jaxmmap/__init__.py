@@ -1,0 +1,31 @@
+"""jaxmmap: the memory mapping game (MMapGame) in JAX.
+
+Files and checks:   load_problem, save_problem, load_solution, save_solution, validate
+The game:           Rules, make_instance, init, step, legal_action_mask, State, Environment
+Playing:            play, rollout, to_solution, random_policy, greedy_policy
+Instances:          generate (random programs), bundled (instances shipped with the package)
+The specification:  ReferenceGame (plain NumPy), docs/game.md
+"""
+
+from jaxmmap.env import Environment, Observation, TimeStep
+from jaxmmap.game import State, action_rewards, init, legal_action_mask, step
+from jaxmmap.generator import bundled, generate
+from jaxmmap.instance import Instance, bucket, make_instance
+from jaxmmap.play import greedy_policy, play, random_policy, rollout, to_solution
+from jaxmmap.problem import (
+    COPY, DROP, NOCOPY, LatencyTable, Problem, ProblemError, Solution, load_problem,
+    load_solution, save_problem, save_solution)
+from jaxmmap.reference import ReferenceGame
+from jaxmmap.rules import Rules
+from jaxmmap.validator import Report, Violation, validate
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "COPY", "NOCOPY", "DROP", "Environment", "Instance", "LatencyTable", "Observation", "Problem",
+    "ProblemError", "ReferenceGame", "Report", "Rules", "Solution", "State", "TimeStep",
+    "Violation", "action_rewards", "bucket", "bundled", "generate", "greedy_policy", "init",
+    "legal_action_mask", "load_problem", "load_solution", "make_instance", "play",
+    "random_policy", "rollout", "save_problem", "save_solution", "step", "to_solution",
+    "validate",
+]

@@ -155,7 +155,7 @@ class Solution:
 # ----------------------------------------------------------------------------- files
 
 
-def _read_json(path: str | os.PathLike) -> Any:
+def read_json(path: str | os.PathLike) -> Any:
     path = os.fspath(path)
     opener = gzip.open if path.endswith(".gz") else open
     try:
@@ -176,7 +176,7 @@ def _write_json(path: str | os.PathLike, data: Any) -> None:
 
 def load_problem(path: str | os.PathLike) -> Problem:
     """Reads and checks a problem file (`.json` or `.json.gz`). Raises `ProblemError`."""
-    return _parse_problem(_read_json(path), where=os.fspath(path))
+    return _parse_problem(read_json(path), where=os.fspath(path))
 
 
 def save_problem(problem: Problem, path: str | os.PathLike) -> None:
@@ -186,7 +186,7 @@ def save_problem(problem: Problem, path: str | os.PathLike) -> None:
 
 def load_solution(path: str | os.PathLike) -> Solution:
     """Reads a solution file and checks its form (not its validity: see `validate`)."""
-    return _parse_solution(_read_json(path), where=os.fspath(path))
+    return _parse_solution(read_json(path), where=os.fspath(path))
 
 
 def save_solution(solution: Solution, path: str | os.PathLike) -> None:
@@ -391,17 +391,3 @@ def check_problem(p: Problem) -> None:
             if b in in_table:
                 raise ProblemError(f"{pre}.buffers: buffer {b} is already in latency_tables[{in_table[b]}]")
             in_table[b] = j
-
-
-def capacity_loss(problem: Problem, columns: int) -> float:
-    """Fraction of fast memory lost to rounding sizes up to whole grid columns, averaged over the
-    program's peak-demand step: 1 - (bytes of the buffers) / (bytes of their columns), and the
-    unusable tail of the memory (see docs/game.md)."""
-    col_bytes = math.ceil(problem.memory_size / columns)
-    usable = (problem.memory_size // col_bytes) * col_bytes
-    sizes = problem.size[problem.size > 0].astype(np.float64)
-    rounded = np.ceil(sizes / col_bytes) * col_bytes
-    waste = float(1.0 - sizes.sum() / rounded.sum()) if sizes.size else 0.0
-    return {"columns": columns, "col_bytes": col_bytes,
-            "unusable_tail": 1.0 - usable / problem.memory_size,
-            "size_rounding": waste}

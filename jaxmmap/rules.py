@@ -118,3 +118,19 @@ def discretize(problem: Problem, rules: Rules = Rules()) -> Discretized:
                        demand=demand, tensor=tensor.astype(np.int64).reshape(n),
                        group=group.astype(np.int64), table=table, table_bit=table_bit,
                        latency=latency)
+
+
+def capacity_loss(problem: Problem, columns: int) -> dict:
+    """How much fast memory the grid's rounding costs on `problem` (docs/game.md).
+
+    Returns a dict: `col_bytes`; `unusable_tail`, the fraction of memory past the last whole
+    column; `size_rounding`, the fraction of the columns' bytes that buffers leave empty (over the
+    buffers that fit, 1 - sum(size) / sum(width * col_bytes)).
+    """
+    col_bytes = -(-problem.memory_size // columns)
+    usable = (problem.memory_size // col_bytes) * col_bytes
+    sizes = problem.size[(problem.size > 0) & (problem.size <= usable)].astype(np.float64)
+    rounded = np.ceil(sizes / col_bytes) * col_bytes
+    return {"columns": columns, "col_bytes": int(col_bytes),
+            "unusable_tail": 1.0 - usable / problem.memory_size,
+            "size_rounding": float(1.0 - sizes.sum() / rounded.sum()) if sizes.size else 0.0}

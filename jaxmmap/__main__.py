@@ -1,0 +1,3 @@
+from jaxmmap.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,146 @@
+"""The `jaxmmap` command line: check, play, validate, generate.
+
+A PROBLEM argument is a file (`.json` or `.json.gz`) or `bundled:NAME` for an instance shipped
+with the package (`bundled:tiny`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from jaxmmap.problem import (
+    PROBLEM_FORMAT, Problem, ProblemError, load_problem, load_solution, read_json, save_problem,
+    save_solution)
+
+
+def open_problem(arg: str) -> Problem:
+    if arg.startswith("bundled:"):
+        from jaxmmap.generator import bundled
+        return bundled(arg.split(":", 1)[1])
+    return load_problem(arg)
+
+
+def _rules(args):
+    from jaxmmap.rules import Rules
+    return Rules(columns=args.columns, nocopy_offset=args.nocopy_offset)
+
+
+def summarize(problem: Problem, columns: int = 256) -> dict:
+    """Sizes and pressure of a problem, as `jaxmmap check` prints them."""
+    from jaxmmap.rules import capacity_loss
+    live = np.zeros(problem.num_steps)
+    seen = set()
+    for i in range(problem.num_buffers):  # bytes of live tensors per step (each tensor once)
+        tid = int(problem.tensor_id[i])
+        if tid not in seen:
+            seen.add(tid)
+            live[problem.live_start[i]: problem.live_end[i] + 1] += problem.size[i]
+    aliases = problem.alias_id[problem.alias_id >= 0]
+    return {
+        "name": problem.name, "buffers": problem.num_buffers, "steps": problem.num_steps,
+        "tensors": len(seen), "alias_groups": int(np.unique(aliases).size),
+        "aliased_buffers": int(aliases.size), "memory_size": problem.memory_size,
+        "peak_live_bytes": int(live.max()), "memory_pressure": float(live.max() / problem.memory_size),
+        "total_supply": float(problem.supply.sum()), "total_demand": float(problem.demand.sum()),
+        "total_benefit": float(problem.benefit.sum()),
+        "latency_tables": len(problem.latency_tables),
+        "capacity_loss": capacity_loss(problem, columns),
+    }
+
+
+def _check(args) -> int:
+    data = None if args.file.startswith("bundled:") else read_json(args.file)
+    if isinstance(data, dict) and str(data.get("format", "")).startswith("jaxmmap.solution"):
+        solution = load_solution(args.file)
+        print(f"{args.file}: a well-formed solution for {solution.problem!r}, {solution.num_buffers} buffers")
+        return 0
+    problem = open_problem(args.file)
+    print(json.dumps(summarize(problem, args.columns), indent=2))
+    return 0
+
+
+def _play(args) -> int:
+    from jaxmmap.play import play
+    problem = open_problem(args.problem)
+    solution, summary = play(problem, args.policy, seed=args.seed, games=args.games,
+                             rules=_rules(args), backup=not args.no_backup)
+    if args.output:
+        save_solution(solution, args.output)
+        summary["solution"] = args.output
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _validate(args) -> int:
+    from jaxmmap.validator import validate
+    report = validate(open_problem(args.problem), load_solution(args.solution))
+    print(report)
+    return 0 if report.ok else 1
+
+
+def _generate(args) -> int:
+    from jaxmmap.generator import generate
+    problem = generate(args.seed, num_instructions=args.instructions,
+                       memory_fraction=args.memory_fraction, inplace_prob=args.inplace_prob,
+                       loop_prob=args.loop_prob, latency_tables=args.latency_tables)
+    save_problem(problem, args.output)
+    print(f"{args.output}: {problem.num_buffers} buffers, {problem.num_steps} steps ({PROBLEM_FORMAT})")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jaxmmap", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def rules_args(p):
+        p.add_argument("--columns", type=int, default=256, help="grid columns (default 256)")
+        p.add_argument("--nocopy-offset", choices=("same", "lowest"), default="same")
+
+    p = sub.add_parser("check", help="check a problem or solution file and summarize it")
+    p.add_argument("file")
+    p.add_argument("--columns", type=int, default=256)
+    p.set_defaults(run=_check)
+
+    p = sub.add_parser("play", help="play the game with a simple policy and write the best solution")
+    p.add_argument("problem")
+    p.add_argument("--policy", choices=("random", "greedy"), default="greedy")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--games", type=int, default=1, help="games played in parallel (vmap)")
+    p.add_argument("--no-backup", action="store_true", help="disable the Drop-backup")
+    p.add_argument("-o", "--output", help="solution file to write")
+    rules_args(p)
+    p.set_defaults(run=_play)
+
+    p = sub.add_parser("validate", help="check a solution against its problem")
+    p.add_argument("problem")
+    p.add_argument("solution")
+    p.set_defaults(run=_validate)
+
+    p = sub.add_parser("generate", help="write a random program as a problem file")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--instructions", type=int, default=64)
+    p.add_argument("--memory-fraction", type=float, default=0.5)
+    p.add_argument("--inplace-prob", type=float, default=0.1)
+    p.add_argument("--loop-prob", type=float, default=0.05)
+    p.add_argument("--latency-tables", action="store_true")
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(run=_generate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except ProblemError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,47 @@
+"""The command line, end to end on small problems."""
+
+import json
+
+from jaxmmap import load_solution, validate
+from jaxmmap.cli import main
+from jaxmmap.generator import bundled
+
+
+def test_generate_check_play_validate(tmp_path, capsys):
+    problem = tmp_path / "p.json.gz"
+    assert main(["generate", "--seed", "4", "--instructions", "30", "-o", str(problem)]) == 0
+    assert main(["check", str(problem)]) == 0
+    summary = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    assert summary["steps"] == 30 and summary["buffers"] > 30
+    assert 0 <= summary["capacity_loss"]["size_rounding"] < 0.5
+    for policy in ("random", "greedy"):
+        solution = tmp_path / f"{policy}.json"
+        assert main(["play", str(problem), "--policy", policy, "--games", "8", "--columns", "64",
+                     "-o", str(solution)]) == 0
+        played = json.loads(capsys.readouterr().out)
+        assert played["policy"] == policy and played["lost"] == 0
+        assert main(["validate", str(problem), str(solution)]) == 0
+        assert capsys.readouterr().out.startswith("valid")
+
+
+def test_bundled_play_and_invalid_solution(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    assert main(["play", "bundled:tiny", "--policy", "greedy", "-o", str(out)]) == 0
+    capsys.readouterr()
+    solution = load_solution(out)
+    assert validate(bundled("tiny"), solution).ok
+    data = json.loads(out.read_text())
+    data["return"] += 1.0  # a false claim
+    data["buffers"]["offset"][0] = 10 ** 12 if data["buffers"]["action"][0] != "drop" else 0
+    out.write_text(json.dumps(data))
+    assert main(["validate", "bundled:tiny", str(out)]) == 1
+    report = capsys.readouterr().out
+    assert "return" in report and len(report.strip().splitlines()) >= 2
+
+
+def test_check_reports_bad_file(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "jaxmmap.problem/1", "name": "x", "memory_size": 10,
+                               "supply": [1.0], "buffers": {"size": [1]}}))
+    assert main(["check", str(bad)]) == 1
+    assert "buffers.is_output: missing" in capsys.readouterr().err

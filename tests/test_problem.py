@@ -1,0 +1,137 @@
+"""Problem and solution files: round trips, and one clear error for each broken rule."""
+
+import copy
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from jaxmmap import ProblemError, bundled, generate, load_problem, load_solution, save_problem
+from jaxmmap.problem import Problem, Solution
+
+
+def _base():
+    return {
+        "format": "jaxmmap.problem/1", "name": "p", "memory_size": 1000,
+        "supply": [1.0, 2.0, 0.0, 1.0],
+        "buffers": {"size": [100, 100, 200, 200], "is_output": [True, False, True, False],
+                    "target_time": [0, 1, 1, 3], "tensor_id": [0, 0, 1, 1],
+                    "alias_id": [-1, -1, 5, 5], "live_start": [0, 0, 1, 1],
+                    "live_end": [1, 1, 3, 3], "demand": [0.5, 0.5, 1.0, 1.0],
+                    "benefit": [1.0, 2.0, 3.0, 4.0]},
+        "latency_tables": [{"step": 1, "buffers": [1, 2], "latency": [4.0, 3.0, 2.0, 1.0]}],
+        "metadata": {"source": "test"},
+    }
+
+
+def _write(tmp_path, data, name="p.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_valid_file_loads_with_every_field(tmp_path):
+    p = load_problem(_write(tmp_path, _base()))
+    assert (p.num_buffers, p.num_steps, p.memory_size) == (4, 4, 1000)
+    np.testing.assert_array_equal(p.alias_id, [-1, -1, 5, 5])
+    assert p.is_output.dtype == bool and p.size.dtype == np.int64
+    assert p.latency_tables[0].step == 1 and p.latency_tables[0].latency.tolist() == [4, 3, 2, 1]
+    assert p.metadata == {"source": "test"}
+
+
+@pytest.mark.parametrize("name", ["p.json", "p.json.gz"])
+def test_round_trip(tmp_path, name):
+    p = generate(3, num_instructions=30, latency_tables=True, inplace_prob=0.3)
+    save_problem(p, tmp_path / name)
+    q = load_problem(tmp_path / name)
+    for field in ("supply", "size", "is_output", "target_time", "tensor_id", "alias_id",
+                  "live_start", "live_end", "demand", "benefit"):
+        np.testing.assert_array_equal(getattr(q, field), getattr(p, field), err_msg=field)
+    assert len(q.latency_tables) == len(p.latency_tables)
+    assert q.name == p.name and q.memory_size == p.memory_size
+    if name.endswith(".gz"):
+        with gzip.open(tmp_path / name, "rt") as f:
+            assert json.load(f)["format"] == "jaxmmap.problem/1"
+
+
+def _break(path_value):
+    def edit(d):
+        keys, value = path_value
+        target = d
+        for k in keys[:-1]:
+            target = target[k]
+        if value is _DELETE:
+            del target[keys[-1]]
+        else:
+            target[keys[-1]] = value
+    return edit
+
+
+_DELETE = object()
+
+BROKEN = {
+    # case: (edit, words the message must contain)
+    "format": ((["format"], "jaxmmap.problem/9"), ["format"]),
+    "missing memory": ((["memory_size"], _DELETE), ["memory_size", "missing"]),
+    "missing column": ((["buffers", "demand"], _DELETE), ["buffers.demand", "missing"]),
+    "wrong length": ((["buffers", "benefit"], [1.0, 2.0]), ["buffers.benefit", "2 entries", "4"]),
+    "wrong type": ((["buffers", "size"], [100, "x", 200, 200]), ["buffers.size[1]", "integer"]),
+    "negative size": ((["buffers", "size"], [100, -1, 200, 200]), ["buffers.size[1]", ">= 0"]),
+    "negative supply": ((["supply"], [1.0, -2.0, 0.0, 1.0]), ["supply[1]"]),
+    "target outside": ((["buffers", "target_time"], [0, 1, 1, 4]), ["target_time[3]", "outside"]),
+    "target outside live": ((["buffers", "live_start"], [0, 0, 2, 2]), ["buffers.live_start[2]", "target_time 1"]),
+    "out of order": ((["buffers", "target_time"], [0, 1, 0, 3]), ["target_time[2]", "order"]),
+    "alias sizes": ((["buffers", "size"], [100, 100, 200, 300]), ["buffers.size[3]", "alias group 5", "200", "300"]),
+    "tensor live ranges": ((["buffers", "live_end"], [1, 2, 3, 3]), ["buffers.live_start[1]", "tensor 0"]),
+    "negative demand": ((["buffers", "demand"], [0.5, -0.5, 1.0, 1.0]), ["buffers.demand[1]"]),
+    "bad alias id": ((["buffers", "alias_id"], [-1, -2, 5, 5]), ["buffers.alias_id[1]"]),
+    "table length": ((["latency_tables", 0, "latency"], [1.0, 2.0]), ["latency_tables[0].latency", "2**2"]),
+    "table step": ((["latency_tables", 0, "step"], 3), ["latency_tables[0]", "step 3"]),
+    "table index": ((["latency_tables", 0, "buffers"], [1, 9]), ["latency_tables[0]", "9"]),
+    "memory zero": ((["memory_size"], 0), ["memory_size", "positive"]),
+    "bool as int": ((["buffers", "is_output"], [1, 0, 1, 0]), ["buffers.is_output[0]", "true or false"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_broken_files_raise_one_clear_error(tmp_path, case):
+    edit, words = BROKEN[case]
+    data = copy.deepcopy(_base())
+    _break(edit)(data)
+    with pytest.raises(ProblemError) as err:
+        load_problem(_write(tmp_path, data))
+    message = str(err.value)
+    for w in words:
+        assert w in message, f"{w!r} not in {message!r}"
+    assert "Traceback" not in message and str(tmp_path) in message
+
+
+def test_not_json_and_missing_file(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text("{nope")
+    with pytest.raises(ProblemError, match="not valid JSON"):
+        load_problem(path)
+    with pytest.raises(ProblemError, match="cannot read"):
+        load_problem(tmp_path / "absent.json")
+
+
+def test_solution_round_trip_and_errors(tmp_path):
+    s = Solution(problem="p", solver="t", ret=1.5, action=np.array([0, 1, 2]),
+                 offset=np.array([0, 0, -1]), alloc_start=np.array([0, 2, -1]),
+                 alloc_end=np.array([1, 3, -1]), copy_start=np.array([0, -1, -1]),
+                 copy_end=np.array([0, -1, -1]), rules={"columns": 8, "nocopy_offset": "same"})
+    data = s.to_json()
+    assert data["buffers"]["action"] == ["copy", "nocopy", "drop"]
+    path = _write(tmp_path, data, "s.json")
+    t = load_solution(path)
+    np.testing.assert_array_equal(t.action, s.action)
+    assert t.ret == 1.5 and t.rules == s.rules
+    data["buffers"]["action"][1] = "keep"
+    with pytest.raises(ProblemError, match=r"buffers.action\[1\]"):
+        load_solution(_write(tmp_path, data, "bad.json"))
+
+
+def test_bundled_instance_is_valid():
+    p = bundled("tiny")
+    assert isinstance(p, Problem) and p.num_buffers > 50
