@@ -95,6 +95,7 @@ class State:
       instance: the (padded) problem, unchanged by moves.
       board: the current board.
       backup: the Drop-backup board, or None when the option is off.
+      backup_candidates: the candidates of the backup's buffer, or None.
       candidates: the current buffer's candidate placements (`legal_action_mask` reads them).
       reward: float32[] reward of the last move.
       done: bool[] the game has ended.
@@ -106,6 +107,7 @@ class State:
     instance: Instance
     board: Board
     backup: Board | None
+    backup_candidates: Candidates | None
     candidates: Candidates
     reward: jax.Array
     done: jax.Array
@@ -129,8 +131,10 @@ def init(instance: Instance, *, backup: bool = False) -> State:
         copy_start=i32(n), copy_end=i32(n), group_status=i32(n, UNDECIDED), group_offset=i32(n),
         group_left=jnp.zeros(n, jnp.int32).at[instance.group].add(instance.valid.astype(jnp.int32)),
         tensor_start=i32(n), tensor_end=i32(n), tensor_offset=i32(n), table_mask=i32(k, 0))
+    candidates = _candidates(instance, board)
     return State(instance=instance, board=board, backup=board if backup else None,
-                 candidates=_candidates(instance, board), reward=jnp.float32(0),
+                 backup_candidates=candidates if backup else None,
+                 candidates=candidates, reward=jnp.float32(0),
                  done=instance.num_buffers <= 0, lost=jnp.bool_(False), moves=jnp.int32(0),
                  restores=jnp.int32(0))
 
@@ -172,23 +176,34 @@ def step(state: State, action: jax.Array) -> State:
     next_cand = _candidates(inst, board)
     infeasible = legal & ~finished & ~jnp.any(next_cand.legal)
 
-    backup, restored = state.backup, jnp.bool_(False)
+    backup, backup_cand, restored = state.backup, state.backup_candidates, jnp.bool_(False)
     if backup is not None:  # return to the backup, with the offending alias group dropped
         restored = infeasible
-        bad_group = inst.group[jnp.minimum(board.cursor, inst.width.shape[0] - 1)]
+        n = inst.width.shape[0]
+        bad_group = inst.group[jnp.minimum(board.cursor, n - 1)]
         back = backup.replace(group_status=backup.group_status.at[bad_group].set(DROPPED))
+        # Only the status of its own group changes the saved candidates of the backup's buffer.
+        own = inst.group[jnp.minimum(backup.cursor, n - 1)] == bad_group
+        back_cand = backup_cand.replace(legal=backup_cand.legal & jnp.array([~own, ~own, True]))
         board = _select(restored, back, board)
-        next_cand = _select(restored, _candidates(inst, board), next_cand)
-        backup = _select(restored | _clean_cut(board), board, backup)
+        next_cand = _select(restored, back_cand, next_cand)
+        save = restored | _clean_cut(board)
+        backup = _select(save, board, backup)
+        backup_cand = _select(save, next_cand, backup_cand)
         reward = jnp.where(restored, back.ret - before.ret, reward)
     lost = ~legal | (infeasible & ~restored)
     reward = jnp.where(lost, -before.ret - inst.penalty, reward)
     board = board.replace(ret=jnp.where(lost, -inst.penalty, board.ret))
 
-    new = State(instance=inst, board=board, backup=backup, candidates=next_cand, reward=reward,
+    new = State(instance=inst, board=board, backup=backup, backup_candidates=backup_cand,
+                candidates=next_cand, reward=reward,
                 done=finished | lost, lost=lost, moves=state.moves + 1,
                 restores=state.restores + restored.astype(jnp.int32))
-    return _select(state.done, state.replace(reward=jnp.float32(0)), new)
+    # The instance is passed through untouched (not selected), so that under `vmap` over games of
+    # one instance it stays one shared, unbatched array instead of a copy per game.
+    kept = _select(state.done, state.replace(instance=None, reward=jnp.float32(0)),
+                   new.replace(instance=None))
+    return kept.replace(instance=inst)
 
 
 # ---------------------------------------------------------------------------- internals

@@ -64,15 +64,14 @@ class Instance:
     grid_words: int = struct.field(pytree_node=False, default=8)
 
 
-BUCKETS = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
-
-
 def bucket(n: int) -> int:
-    """The smallest bucket size >= n (a multiple of 8192 beyond the largest bucket)."""
-    for b in BUCKETS:
-        if n <= b:
-            return b
-    return -(-n // 8192) * 8192
+    """The padded size for a real size n: the smallest `m * 2**k >= n` with m in {4, 5, 6, 7}
+    and at least 64 (64, 80, 96, 112, 128, 160, ...): at most 25% padding, and few shapes."""
+    size = 64
+    while size < n:
+        k = size.bit_length() - 3  # size = m * 2**k with m in 4..7
+        size += 2 ** k
+    return size
 
 
 def make_instance(problem: Problem, rules: Rules = Rules(), *, num_buffers: int | None = None,

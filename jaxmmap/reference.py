@@ -80,10 +80,10 @@ class ReferenceGame:
     def _group_state(self, g: int) -> tuple[bool, bool, int]:
         """(placed, dropped, offset) of alias group g among decided buffers."""
         b = self.board
-        members = [j for j in range(b.cursor) if self.d.group[j] == g]
-        placed = [j for j in members if b.action[j] in (COPY, NOCOPY)]
-        dropped = g in b.dropped_groups or any(b.action[j] == DROP for j in members)
-        return bool(placed), dropped, (int(b.offset[placed[0]]) if placed else -1)
+        members = np.flatnonzero(self.d.group[:b.cursor] == g)
+        placed = members[b.action[members] != DROP]
+        dropped = g in b.dropped_groups or bool(np.any(b.action[members] == DROP))
+        return placed.size > 0, dropped, (int(b.offset[placed[0]]) if placed.size else -1)
 
     def _blocked(self, start: int, end: int, g: int) -> np.ndarray:
         """bool[C]: columns used by another alias group somewhere in steps [start, end]."""
@@ -102,11 +102,10 @@ class ReferenceGame:
     def _predecessor(self, i: int):
         """The earlier allocation of buffer i's tensor with the latest end (ties: later buffer)."""
         best = None
-        for j in range(i):
+        for j in np.flatnonzero(self.d.tensor[:i] == self.d.tensor[i]):
             alloc = self.board.alloc[j]
-            if self.d.tensor[j] == self.d.tensor[i] and alloc is not None:
-                if best is None or alloc[1] >= self.board.alloc[best][1]:
-                    best = j
+            if alloc is not None and (best is None or alloc[1] >= self.board.alloc[best][1]):
+                best = j
         return best
 
     def placement(self, action: int) -> Placement | None:
@@ -187,8 +186,8 @@ class ReferenceGame:
             return float(self.problem.benefit[i])
         lat = d.latency[d.table[i]]
         before = 0
-        for j in range(i):  # the table's buffers already placed
-            if d.table[j] == d.table[i] and self.board.action[j] in (COPY, NOCOPY):
+        for j in np.flatnonzero(d.table[:i] == d.table[i]):  # the table's buffers already placed
+            if self.board.action[j] != DROP:
                 before |= 1 << int(d.table_bit[j])
         return float(lat[before] - lat[before | (1 << int(d.table_bit[i]))])
 
@@ -209,10 +208,9 @@ class ReferenceGame:
 
     def _clean_cut(self) -> bool:
         """No alias group with a placed member still has undecided members."""
-        b = self.board
-        open_groups = {int(self.d.group[j]) for j in range(b.cursor, self.problem.num_buffers)}
-        return not any(b.action[j] in (COPY, NOCOPY) and int(self.d.group[j]) in open_groups
-                       for j in range(b.cursor))
+        b, group = self.board, self.d.group
+        placed_groups = group[:b.cursor][b.action[:b.cursor] != DROP]
+        return not np.isin(placed_groups, group[b.cursor:]).any()
 
     def step(self, action: int) -> float:
         """Plays `action` on the current buffer; returns the reward of the move."""
