@@ -170,7 +170,8 @@ def step(state: State, action: jax.Array) -> State:
     """
     inst, cand, before = state.instance, state.candidates, state.board
     action = jnp.asarray(action, jnp.int32)
-    legal = cand.legal[action]
+    legal = (action >= 0) & (action < 3) & cand.legal[jnp.clip(action, 0, 2)]
+    action = jnp.clip(action, 0, 2)
     board, reward = _apply(inst, before, cand, action)
     finished = board.cursor >= inst.num_buffers
     next_cand = _candidates(inst, board)

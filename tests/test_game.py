@@ -17,7 +17,7 @@ import pytest
 from jaxmmap import game
 from jaxmmap.generator import generate
 from jaxmmap.instance import make_instance, stack
-from jaxmmap.play import to_solution
+from jaxmmap.play import greedy_policy, rollout, to_solution
 from jaxmmap.reference import ReferenceGame
 from jaxmmap.rules import Rules
 from jaxmmap.validator import validate
@@ -37,7 +37,7 @@ OPTION_SETS = {
     "tables": dict(latency_tables=True, inplace_prob=0.2),
     "skips": dict(skip_prob=0.8, max_inputs=4, memory_fraction=0.3),
 }
-SEEDS_PER_SET = 6
+SEEDS_PER_SET = 12
 
 
 def _cases(backup):
@@ -45,7 +45,7 @@ def _cases(backup):
     for k, (name, opts) in enumerate(OPTION_SETS.items()):
         for seed in range(SEEDS_PER_SET):
             nocopy = "lowest" if seed % 3 == 2 else "same"
-            problem = generate(1000 * k + seed, num_instructions=16 + 7 * seed, **opts)
+            problem = generate(1000 * k + seed, num_instructions=16 + 4 * (seed % 8), **opts)
             cases.append((f"{name}-{seed}", problem, Rules(columns=COLUMNS, nocopy_offset=nocopy)))
     return cases
 
@@ -160,24 +160,36 @@ def test_every_finished_game_gives_a_valid_solution(batch):
 def test_vmapped_padded_games_equal_single_games():
     """A batch of instances of different sizes, padded to one shape, gives the single results."""
     rules = Rules(columns=COLUMNS)
-    problems = [generate(s, num_instructions=10 + 9 * s, inplace_prob=0.3) for s in range(4)]
-    step = jax.jit(game.step)
-    singles = []
-    for p in problems:  # unpadded beyond the bucket: each its own shape
-        state = game.init(make_instance(p, rules), backup=True)
-        while not bool(state.done):
-            state = step(state, jnp.argmax(game.legal_action_mask(state)))
-        singles.append(float(state.board.ret))
+    problems = [generate(s, num_instructions=n, inplace_prob=0.3) for s, n in enumerate((12, 16, 30))]
+    key = jax.random.key(0)
+    singles = [rollout(make_instance(p, rules), key, greedy_policy, backup=True)  # own shapes
+               for p in problems]
     batched = stack([make_instance(p, rules, **PAD) for p in problems])
-    policy = lambda s: jnp.argmax(game.legal_action_mask(s)).astype(jnp.int32)  # noqa: E731
+    out = jax.jit(jax.vmap(lambda inst: rollout(inst, key, greedy_policy, backup=True)))(batched)
+    assert np.all(np.asarray(out.done)) and not np.any(np.asarray(out.lost))
+    for k, (p, single) in enumerate(zip(problems, singles)):
+        n = p.num_buffers
+        np.testing.assert_array_equal(out.board.action[k, :n], single.board.action[:n])
+        np.testing.assert_array_equal(out.board.offset[k, :n], single.board.offset[:n])
+        np.testing.assert_array_equal(out.board.alloc_start[k, :n], single.board.alloc_start[:n])
+        np.testing.assert_array_equal(out.board.supply[k, : p.num_steps], single.board.supply[: p.num_steps])
+        assert float(out.board.ret[k]) == pytest.approx(float(single.board.ret), rel=1e-6)
 
-    def run(inst):
-        state = game.init(inst, backup=True)
-        return jax.lax.fori_loop(0, 2 * PAD["num_buffers"], lambda _, s: game.step(s, policy(s)), state)
 
-    out = jax.jit(jax.vmap(run))(batched)
-    assert np.all(np.asarray(out.done))
-    np.testing.assert_allclose(np.asarray(out.board.ret), singles, rtol=1e-6)
+def test_illegal_and_out_of_range_actions_lose_the_game():
+    instance = make_instance(generate(1, num_instructions=20), Rules(columns=COLUMNS), **PAD)
+    state = game.init(instance)
+    for action in (3, -1):
+        lost = game.step(state, jnp.int32(action))
+        assert bool(lost.done) and bool(lost.lost)
+    mask = lambda s: np.asarray(game.legal_action_mask(s))  # noqa: E731
+    while not (float(state.board.ret) > 0 and not mask(state)[game.NOCOPY]):  # earn, then misplay
+        state = game.step(state, jnp.argmax(mask(state)).astype(jnp.int32))
+    lost = game.step(state, jnp.int32(game.NOCOPY))
+    assert bool(lost.lost) and float(lost.board.ret) == 0.0
+    assert float(lost.reward) == pytest.approx(-float(state.board.ret))
+    after = game.step(lost, jnp.int32(game.DROP))  # a finished game does not move
+    assert float(after.reward) == 0.0 and int(after.moves) == int(lost.moves)
 
 
 def test_step_traces_once_per_shape():
