@@ -75,7 +75,7 @@ class Environment:
         c = state.candidates
         return Observation(action_mask=game.legal_action_mask(state), buffer=state.board.cursor,
                            offset=c.offset, alloc_start=c.alloc_start, alloc_end=c.alloc_end,
-                           supply=state.board.supply)
+                           supply=game.remaining_supply(state.board))
 
     def _timestep(self, state: game.State, step_type) -> TimeStep:
         return TimeStep(step_type=step_type, reward=state.reward,

@@ -6,7 +6,8 @@ shape and `vmap` over many games and over instances padded to common shapes
 (`jaxmmap.instance.make_instance(..., num_buffers=..., num_steps=...)`).
 
 How the JAX version computes what the reference walks through:
-* copy intervals: prefix sums of the remaining supply `W` and a count instead of a walk;
+* copy intervals: the board keeps prefix sums of the remaining supply `W` (updated in closed
+  form by each copy, so no step needs a scan) and counts over them instead of a walk;
 * free columns: a difference array over the allocations that overlap the interval in time (a
   scatter-add over the N buffers), instead of scanning grid rows;
 * NoCopy predecessor: a per-tensor record of the allocation with the latest end;
@@ -35,7 +36,8 @@ class Board:
     Attributes:
       cursor: int32[] index of the buffer to decide.
       ret: float32[] return so far.
-      supply: int32[T] remaining copy supply W, in ticks.
+      supply_prefix: int32[T+1] prefix sums of the remaining copy supply W, in ticks:
+        W[k] = supply_prefix[k+1] - supply_prefix[k] (see `remaining_supply`).
       edge: bool[T] edge[k]: a copy interval spans steps k and k+1 (equation 6).
       grid: uint32[T, Cw] occupied cells, bit c % 32 of word c // 32 for column c.
       action: int32[N] COPY, NOCOPY, DROP, or -1 while undecided.
@@ -52,7 +54,7 @@ class Board:
 
     cursor: jax.Array
     ret: jax.Array
-    supply: jax.Array
+    supply_prefix: jax.Array
     edge: jax.Array
     grid: jax.Array
     action: jax.Array
@@ -125,7 +127,8 @@ def init(instance: Instance, *, backup: bool = False) -> State:
     k = instance.latency.shape[0]
     i32 = lambda shape, v=-1: jnp.full(shape, v, jnp.int32)  # noqa: E731
     board = Board(
-        cursor=jnp.int32(0), ret=jnp.float32(0), supply=instance.supply,
+        cursor=jnp.int32(0), ret=jnp.float32(0),
+        supply_prefix=jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(instance.supply)]),
         edge=jnp.zeros(t, bool), grid=jnp.zeros((t, instance.grid_words), jnp.uint32),
         action=i32(n), offset=i32(n), alloc_start=i32(n), alloc_end=i32(n),
         copy_start=i32(n), copy_end=i32(n), group_status=i32(n, UNDECIDED), group_offset=i32(n),
@@ -137,6 +140,11 @@ def init(instance: Instance, *, backup: bool = False) -> State:
                  candidates=candidates, reward=jnp.float32(0),
                  done=instance.num_buffers <= 0, lost=jnp.bool_(False), moves=jnp.int32(0),
                  restores=jnp.int32(0))
+
+
+def remaining_supply(board: Board) -> jax.Array:
+    """int32[T]: the remaining copy supply W per step, in ticks."""
+    return jnp.diff(board.supply_prefix)
 
 
 def legal_action_mask(state: State) -> jax.Array:
@@ -169,13 +177,14 @@ def step(state: State, action: jax.Array) -> State:
     game is returned unchanged with reward 0.
     """
     inst, cand, before = state.instance, state.candidates, state.board
+    active = ~state.done  # a finished game does not move: every update below is gated by it
     action = jnp.asarray(action, jnp.int32)
     legal = (action >= 0) & (action < 3) & cand.legal[jnp.clip(action, 0, 2)]
     action = jnp.clip(action, 0, 2)
-    board, reward = _apply(inst, before, cand, action)
+    board, reward = _apply(inst, before, cand, action, active)
     finished = board.cursor >= inst.num_buffers
     next_cand = _candidates(inst, board)
-    infeasible = legal & ~finished & ~jnp.any(next_cand.legal)
+    infeasible = active & legal & ~finished & ~jnp.any(next_cand.legal)
 
     backup, backup_cand, restored = state.backup, state.backup_candidates, jnp.bool_(False)
     if backup is not None:  # return to the backup, with the offending alias group dropped
@@ -186,25 +195,19 @@ def step(state: State, action: jax.Array) -> State:
         # Only the status of its own group changes the saved candidates of the backup's buffer.
         own = inst.group[jnp.minimum(backup.cursor, n - 1)] == bad_group
         back_cand = backup_cand.replace(legal=backup_cand.legal & jnp.array([~own, ~own, True]))
-        board = _select(restored, back, board)
-        next_cand = _select(restored, back_cand, next_cand)
-        save = restored | _clean_cut(board)
-        backup = _select(save, board, backup)
-        backup_cand = _select(save, next_cand, backup_cand)
+        # lax.cond: a real branch for a single game (no copy of the board unless needed); under
+        # vmap it becomes a select, as the batch needs.
+        board, next_cand = jax.lax.cond(restored, lambda: (back, back_cand), lambda: (board, next_cand))
+        save = active & (restored | _clean_cut(board))
+        backup, backup_cand = jax.lax.cond(save, lambda: (board, next_cand), lambda: (backup, backup_cand))
         reward = jnp.where(restored, back.ret - before.ret, reward)
-    lost = ~legal | (infeasible & ~restored)
+    lost = active & (~legal | (infeasible & ~restored))
     reward = jnp.where(lost, -before.ret - inst.penalty, reward)
     board = board.replace(ret=jnp.where(lost, -inst.penalty, board.ret))
-
-    new = State(instance=inst, board=board, backup=backup, backup_candidates=backup_cand,
-                candidates=next_cand, reward=reward,
-                done=finished | lost, lost=lost, moves=state.moves + 1,
-                restores=state.restores + restored.astype(jnp.int32))
-    # The instance is passed through untouched (not selected), so that under `vmap` over games of
-    # one instance it stays one shared, unbatched array instead of a copy per game.
-    kept = _select(state.done, state.replace(instance=None, reward=jnp.float32(0)),
-                   new.replace(instance=None))
-    return kept.replace(instance=inst)
+    return State(instance=inst, board=board, backup=backup, backup_candidates=backup_cand,
+                 candidates=next_cand, reward=reward, done=state.done | finished | lost,
+                 lost=state.lost | lost, moves=state.moves + active.astype(jnp.int32),
+                 restores=state.restores + restored.astype(jnp.int32))
 
 
 # ---------------------------------------------------------------------------- internals
@@ -219,17 +222,25 @@ def _clean_cut(board: Board) -> jax.Array:
     return ~jnp.any((board.group_status == PLACED) & (board.group_left > 0))
 
 
-def _blocked_columns(inst: Instance, board: Board, start, end, group) -> jax.Array:
-    """int32[C+1] prefix count of columns used in steps [start, end] by other alias groups
-    (and the unusable tail of the memory)."""
-    c = inst.grid_words * 32
-    overlaps = ((board.alloc_start >= 0) & (board.alloc_start <= end)
-                & (board.alloc_end >= start) & (inst.group != group)).astype(jnp.int32)
-    lo = jnp.clip(board.offset, 0, c)
-    hi = jnp.clip(board.offset + inst.width, 0, c)
-    diff = jnp.zeros(c + 1, jnp.int32).at[lo].add(overlaps).at[hi].add(-overlaps)
-    used = (jnp.cumsum(diff)[:c] > 0) | (jnp.arange(c) >= inst.columns)
+def _used_prefix(inst: Instance, board: Board, start, end) -> jax.Array:
+    """int32[C+1] prefix count of the grid columns used anywhere in steps [start, end] (and of
+    the unusable tail of the memory). Exact when the current alias group has no cells yet."""
+    steps = jnp.arange(board.grid.shape[0])
+    rows = (steps >= start) & (steps <= end)
+    words = jax.lax.reduce(jnp.where(rows[:, None], board.grid, jnp.uint32(0)), jnp.uint32(0),
+                           jax.lax.bitwise_or, (0,))
+    bits = (words[:, None] >> jnp.arange(32, dtype=jnp.uint32)[None, :]) & jnp.uint32(1)
+    used = (bits.reshape(-1) > 0) | (jnp.arange(inst.grid_words * 32) >= inst.columns)
     return jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(used.astype(jnp.int32))])
+
+
+def _free_of_others(inst: Instance, board: Board, start, end, group, offset, width) -> jax.Array:
+    """Whether columns [offset, offset + width) are free of every other alias group's
+    allocations during steps [start, end] (the cells of `group` itself may be in use)."""
+    clash = ((board.alloc_start >= 0) & (board.alloc_start <= end) & (board.alloc_end >= start)
+             & (inst.group != group) & (board.offset < offset + width)
+             & (board.offset + inst.width > offset) & (inst.width > 0))
+    return (offset >= 0) & (offset + width <= inst.columns) & ~jnp.any(clash)
 
 
 def _fits(prefix, offset, width) -> jax.Array:
@@ -257,7 +268,7 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     steps = jnp.arange(num_steps)
 
     # Copy interval from prefix sums of the remaining supply (P[k] = W[0] + ... + W[k-1]).
-    prefix = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(board.supply)])
+    prefix = board.supply_prefix
     need_in = prefix[t] - demand
     s = jnp.minimum(jnp.sum(prefix <= need_in) - 1, t)  # latest start covering the demand
     j = jnp.sum(prefix < prefix[t + 1] + demand)  # first prefix index reaching it
@@ -278,13 +289,21 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     covered = p_end >= need
     x_start, x_end = p_end + 1, need
 
-    blocked = jax.vmap(_blocked_columns, in_axes=(None, None, 0, 0, None))(
-        inst, board, jnp.stack([a_start, x_start]), jnp.stack([a_end, x_end]), g)
-    copy_off = jnp.where(placed, goff, _lowest(blocked[0], width))
-    copy_ok &= _fits(blocked[0], copy_off, width)
+    # Offsets. A group that is not placed yet has no cells, so the grid alone tells which columns
+    # are free and gives the lowest offset; a placed group's offset is forced, and is checked
+    # against the other groups' allocations (the group's own cells may overlap).
+    used = jax.vmap(_used_prefix, in_axes=(None, None, 0, 0))(
+        inst, board, jnp.stack([a_start, x_start]), jnp.stack([a_end, x_end]))
+
+    def fits(k, start, end, offset):
+        return jnp.where(placed, _free_of_others(inst, board, start, end, g, offset, width),
+                         _fits(used[k], offset, width))
+
+    copy_off = jnp.where(placed, goff, _lowest(used[0], width))
+    copy_ok &= fits(0, a_start, a_end, copy_off)
     x_off = jnp.where(inst.nocopy_lowest & ~covered,
-                      jnp.where(placed, goff, _lowest(blocked[1], width)), p_off)
-    nocopy_ok = has_pred & (covered | _fits(blocked[1], x_off, width)) & (~placed | (x_off == goff))
+                      jnp.where(placed, goff, _lowest(used[1], width)), p_off)
+    nocopy_ok = has_pred & (covered | fits(1, x_start, x_end, x_off)) & (~placed | (x_off == goff))
 
     none = jnp.int32(-1)
     return Candidates(
@@ -306,48 +325,59 @@ def _word_masks(offset, width, words: int) -> jax.Array:
     return below(hi) & ~below(lo)
 
 
-def _apply(inst: Instance, board: Board, cand: Candidates, action) -> tuple[Board, jax.Array]:
-    i = board.cursor
+def _apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tuple[Board, jax.Array]:
+    """Plays the candidate of `action`; changes nothing where `active` is False."""
+    i = jnp.minimum(board.cursor, inst.width.shape[0] - 1)
     placed = action != DROP
     offset, a_start, a_end = cand.offset[action], cand.alloc_start[action], cand.alloc_end[action]
     c_start, c_end = cand.copy_start[action], cand.copy_end[action]
     t, g, tensor, width = inst.target[i], inst.group[i], inst.tensor[i], inst.width[i]
+    copies = active & (c_start >= 0)
+    demand = jnp.where(copies, inst.demand[i], 0)
+
+    # Supply, in closed form on the prefix sums: the copy takes everything left at its steps but
+    # the far end (the start of an input's copy, the end of an output's), which gives the rest.
+    # So the prefix is unchanged up to `lo`, flat (nothing left) from there to `hi`, and lowered
+    # by the demand after `hi`.
+    prefix = board.supply_prefix
+    k = jnp.arange(prefix.shape[0])
+    is_out = inst.is_output[i]
+    lo, hi = jnp.where(is_out, t + 1, c_start), jnp.where(is_out, c_end, t)
+    flat = jnp.where(is_out, prefix[jnp.minimum(t + 1, prefix.shape[0] - 1)], prefix[t] - demand)
+    new_prefix = jnp.where(k <= lo, prefix, jnp.where(k <= hi, flat, prefix - demand))
     steps = jnp.arange(inst.supply.shape[0])
+    edge = board.edge | (copies & (steps >= c_start) & (steps < c_end))
 
-    # Supply: the copy takes everything left at its steps but the far end, which gives the rest.
-    in_copy = (c_start >= 0) & (steps >= c_start) & (steps <= c_end)
-    far = jnp.where(inst.is_output[i], c_end, c_start)
-    inner = jnp.sum(jnp.where(in_copy & (steps != far), board.supply, 0))
-    use = jnp.where(in_copy, jnp.where(steps == far, inst.demand[i] - inner, board.supply), 0)
-    edge = board.edge | (in_copy & (steps < c_end))
-
-    rows = (a_start >= 0) & (steps >= a_start) & (steps <= a_end)
+    rows = active & (a_start >= 0) & (steps >= a_start) & (steps <= a_end)
     grid = board.grid | jnp.where(rows[:, None], _word_masks(offset, width, inst.grid_words)[None, :],
                                   jnp.uint32(0))
 
-    newer = (a_start >= 0) & (a_end >= board.tensor_end[tensor])
+    newer = active & (a_start >= 0) & (a_end >= board.tensor_end[tensor])
     table, bit = inst.table[i], jnp.left_shift(jnp.int32(1), inst.table_bit[i])
     mask = board.table_mask[jnp.maximum(table, 0)]
-    reward = jnp.where(placed, _placement_reward(inst, board, i), jnp.float32(0))
+    reward = jnp.where(active & placed, _placement_reward(inst, board, i), jnp.float32(0))
+
+    def put(array, index, value):  # array[index] = value, if active
+        return array.at[index].set(jnp.where(active, value, array[index]))
 
     return board.replace(
-        cursor=i + 1,
+        cursor=board.cursor + active.astype(jnp.int32),
         ret=board.ret + reward,
-        supply=board.supply - use,
+        supply_prefix=jnp.where(copies, new_prefix, prefix),
         edge=edge,
         grid=grid,
-        action=board.action.at[i].set(action),
-        offset=board.offset.at[i].set(offset),
-        alloc_start=board.alloc_start.at[i].set(a_start),
-        alloc_end=board.alloc_end.at[i].set(a_end),
-        copy_start=board.copy_start.at[i].set(c_start),
-        copy_end=board.copy_end.at[i].set(c_end),
-        group_status=board.group_status.at[g].set(jnp.where(placed, PLACED, DROPPED)),
-        group_offset=board.group_offset.at[g].set(jnp.where(placed, offset, -1)),
-        group_left=board.group_left.at[g].add(-1),
-        tensor_start=board.tensor_start.at[tensor].set(jnp.where(newer, a_start, board.tensor_start[tensor])),
-        tensor_end=board.tensor_end.at[tensor].set(jnp.where(newer, a_end, board.tensor_end[tensor])),
-        tensor_offset=board.tensor_offset.at[tensor].set(jnp.where(newer, offset, board.tensor_offset[tensor])),
-        table_mask=board.table_mask.at[jnp.maximum(table, 0)].set(
-            jnp.where(placed & (table >= 0), mask | bit, mask)),
+        action=put(board.action, i, action),
+        offset=put(board.offset, i, offset),
+        alloc_start=put(board.alloc_start, i, a_start),
+        alloc_end=put(board.alloc_end, i, a_end),
+        copy_start=put(board.copy_start, i, c_start),
+        copy_end=put(board.copy_end, i, c_end),
+        group_status=put(board.group_status, g, jnp.where(placed, PLACED, DROPPED)),
+        group_offset=put(board.group_offset, g, jnp.where(placed, offset, -1)),
+        group_left=put(board.group_left, g, board.group_left[g] - 1),
+        tensor_start=put(board.tensor_start, tensor, jnp.where(newer, a_start, board.tensor_start[tensor])),
+        tensor_end=put(board.tensor_end, tensor, jnp.where(newer, a_end, board.tensor_end[tensor])),
+        tensor_offset=put(board.tensor_offset, tensor, jnp.where(newer, offset, board.tensor_offset[tensor])),
+        table_mask=put(board.table_mask, jnp.maximum(table, 0),
+                       jnp.where(placed & (table >= 0), mask | bit, mask)),
     ), reward

@@ -77,7 +77,7 @@ def _replay(backup):
             mask = game.legal_action_mask(state)
             state = game.step(state, a)
             out = dict(mask=mask, reward=state.reward, cursor=state.board.cursor, ret=state.board.ret,
-                       supply=state.board.supply, done=state.done, lost=state.lost)
+                       supply=game.remaining_supply(state.board), done=state.done, lost=state.lost)
             return state, out
         return jax.lax.scan(move, game.init(instance, backup=backup), actions)
     return jax.jit(jax.vmap(one))
@@ -172,7 +172,8 @@ def test_vmapped_padded_games_equal_single_games():
         np.testing.assert_array_equal(out.board.action[k, :n], single.board.action[:n])
         np.testing.assert_array_equal(out.board.offset[k, :n], single.board.offset[:n])
         np.testing.assert_array_equal(out.board.alloc_start[k, :n], single.board.alloc_start[:n])
-        np.testing.assert_array_equal(out.board.supply[k, : p.num_steps], single.board.supply[: p.num_steps])
+        np.testing.assert_array_equal(out.board.supply_prefix[k, : p.num_steps + 1],
+                                      single.board.supply_prefix[: p.num_steps + 1])
         assert float(out.board.ret[k]) == pytest.approx(float(single.board.ret), rel=1e-6)
 
 
@@ -215,8 +216,9 @@ def test_state_shapes_and_dtypes():
     chex.assert_shape([state.board.action, state.board.offset, state.board.alloc_start], (n,))
     chex.assert_shape(state.board.grid, (t, COLUMNS // 32))
     chex.assert_type(state.board.grid, jnp.uint32)
-    chex.assert_shape(state.board.supply, (t,))
-    chex.assert_type(state.board.supply, jnp.int32)
+    chex.assert_shape(state.board.supply_prefix, (t + 1,))
+    chex.assert_shape(game.remaining_supply(state.board), (t,))
+    chex.assert_type(state.board.supply_prefix, jnp.int32)
     chex.assert_shape(game.legal_action_mask(state), (3,))
     chex.assert_trees_all_equal_shapes(state.board, state.backup)
 
