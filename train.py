@@ -15,7 +15,7 @@ from absl import app, flags
 from ml_collections import config_flags
 
 from jaxmmap import Rules, play, save_solution
-from jaxmmap.cli import open_problem, summarize
+from jaxmmap.cli import columns_for, open_problem, summarize
 
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/quickstart.py", "Job configuration.")
 _WORKDIR = flags.DEFINE_string("workdir", "runs/quickstart", "Where results are written.")
@@ -26,7 +26,8 @@ def main(argv):
     config = _CONFIG.value
     os.makedirs(_WORKDIR.value, exist_ok=True)
     problem = open_problem(config.problem)
-    rules = Rules(columns=config.columns, nocopy_offset=config.nocopy_offset)
+    columns = columns_for(problem, config.columns)
+    rules = Rules(columns=columns, nocopy_offset=config.nocopy_offset)
     results, best = [], None
     for policy in config.policies:
         games = 1 if policy == "greedy" else config.games
@@ -39,7 +40,7 @@ def main(argv):
             best = solution
     path = os.path.join(_WORKDIR.value, "solution.json")
     save_solution(best, path)
-    summary = {"problem": summarize(problem, config.columns), "config": config.to_dict(),
+    summary = {"problem": summarize(problem, columns), "config": config.to_dict(),
                "runs": results, "best": {"solver": best.solver, "return": best.ret, "file": path}}
     with open(os.path.join(_WORKDIR.value, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2, default=list)

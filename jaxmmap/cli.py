@@ -24,9 +24,10 @@ def open_problem(arg: str) -> Problem:
     return load_problem(arg)
 
 
-def _rules(args):
-    from jaxmmap.rules import Rules
-    return Rules(columns=args.columns, nocopy_offset=args.nocopy_offset)
+def columns_for(problem: Problem, columns: str | int) -> int:
+    """`columns` as a number; "auto" picks the fewest that lose at most 5% to rounding."""
+    from jaxmmap.rules import auto_columns
+    return auto_columns(problem) if str(columns) == "auto" else int(columns)
 
 
 def summarize(problem: Problem, columns: int = 256) -> dict:
@@ -59,15 +60,17 @@ def _check(args) -> int:
         print(f"{args.file}: a well-formed solution for {solution.problem!r}, {solution.num_buffers} buffers")
         return 0
     problem = open_problem(args.file)
-    print(json.dumps(summarize(problem, args.columns), indent=2))
+    print(json.dumps(summarize(problem, columns_for(problem, args.columns)), indent=2))
     return 0
 
 
 def _play(args) -> int:
     from jaxmmap.play import play
+    from jaxmmap.rules import Rules
     problem = open_problem(args.problem)
+    rules = Rules(columns=columns_for(problem, args.columns), nocopy_offset=args.nocopy_offset)
     solution, summary = play(problem, args.policy, seed=args.seed, games=args.games,
-                             rules=_rules(args), backup=not args.no_backup)
+                             rules=rules, backup=not args.no_backup)
     if args.output:
         save_solution(solution, args.output)
         summary["solution"] = args.output
@@ -98,12 +101,13 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def rules_args(p):
-        p.add_argument("--columns", type=int, default=256, help="grid columns (default 256)")
+        p.add_argument("--columns", default="auto",
+                       help="grid columns, or auto: the fewest (>= 256) losing <= 5%% to rounding")
         p.add_argument("--nocopy-offset", choices=("same", "lowest"), default="same")
 
     p = sub.add_parser("check", help="check a problem or solution file and summarize it")
     p.add_argument("file")
-    p.add_argument("--columns", type=int, default=256)
+    p.add_argument("--columns", default="auto", help="grid columns for the capacity-loss figures")
     p.set_defaults(run=_check)
 
     p = sub.add_parser("play", help="play the game with a simple policy and write the best solution")

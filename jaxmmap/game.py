@@ -213,10 +213,6 @@ def step(state: State, action: jax.Array) -> State:
 # ---------------------------------------------------------------------------- internals
 
 
-def _select(pred, a, b):
-    return jax.tree.map(lambda x, y: jnp.where(pred, x, y), a, b)
-
-
 def _clean_cut(board: Board) -> jax.Array:
     """No alias group with a placed member has undecided members: dropping the rest completes."""
     return ~jnp.any((board.group_status == PLACED) & (board.group_left > 0))

@@ -41,9 +41,10 @@ POLICIES: dict[str, Policy] = {"random": random_policy, "greedy": greedy_policy}
 
 def rollout(instance: Instance, key: jax.Array, policy: Policy, *, backup: bool = False,
             max_moves: int | None = None) -> game.State:
-    """Plays one game to its end (or `max_moves`, default 4N + 1 with the backup, N without)."""
+    """Plays one game to its end, or to `max_moves`. Without the backup a game has at most N
+    moves; with it, each restore drops an alias group for good, so at most N * (N + 1)."""
     n = instance.width.shape[0]
-    limit = max_moves if max_moves is not None else (4 * n + 1 if backup else n)
+    limit = max_moves if max_moves is not None else (n * (n + 1) if backup else n)
 
     def cond(carry):
         state, _ = carry

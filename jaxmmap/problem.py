@@ -228,17 +228,21 @@ def _column(cols: dict, name: str, kind: str, n: int | None, prefix: str) -> np.
         raise ProblemError(f"{prefix}{name}: an entry is out of range") from None
 
 
+def _check_header(data: Any, kind: str, fmt: str, keys: tuple[str, ...], where: str) -> None:
+    if not isinstance(data, dict):
+        _fail(where, f"a {kind} must be a JSON object")
+    if data.get("format") != fmt:
+        _fail(where, f"format: expected {fmt!r}, got {data.get('format')!r}")
+    for key in keys:
+        if key not in data:
+            _fail(where, f"{key}: missing")
+
+
 def _parse_problem(data: Any, where: str = "") -> Problem:
     def fail(msg):
         _fail(where, msg)
 
-    if not isinstance(data, dict):
-        fail("a problem must be a JSON object")
-    if data.get("format") != PROBLEM_FORMAT:
-        fail(f"format: expected {PROBLEM_FORMAT!r}, got {data.get('format')!r}")
-    for key in ("name", "memory_size", "supply", "buffers"):
-        if key not in data:
-            fail(f"{key}: missing")
+    _check_header(data, "problem", PROBLEM_FORMAT, ("name", "memory_size", "supply", "buffers"), where)
     if not isinstance(data["name"], str):
         fail("name: expected a string")
     mem = data["memory_size"]
@@ -288,13 +292,7 @@ def _parse_solution(data: Any, where: str = "") -> Solution:
     def fail(msg):
         _fail(where, msg)
 
-    if not isinstance(data, dict):
-        fail("a solution must be a JSON object")
-    if data.get("format") != SOLUTION_FORMAT:
-        fail(f"format: expected {SOLUTION_FORMAT!r}, got {data.get('format')!r}")
-    for key in ("problem", "solver", "return", "buffers"):
-        if key not in data:
-            fail(f"{key}: missing")
+    _check_header(data, "solution", SOLUTION_FORMAT, ("problem", "solver", "return", "buffers"), where)
     ret = data["return"]
     if not isinstance(ret, (int, float)) or isinstance(ret, bool):
         fail(f"return: expected a number, got {ret!r}")

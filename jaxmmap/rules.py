@@ -134,3 +134,14 @@ def capacity_loss(problem: Problem, columns: int) -> dict:
     return {"columns": columns, "col_bytes": int(col_bytes),
             "unusable_tail": 1.0 - usable / problem.memory_size,
             "size_rounding": float(1.0 - sizes.sum() / rounded.sum()) if sizes.size else 0.0}
+
+
+def auto_columns(problem: Problem, *, max_loss: float = 0.05, smallest: int = 256,
+                 largest: int = 4096) -> int:
+    """The fewest grid columns (a power of two in [smallest, largest]) that lose at most
+    `max_loss` of the buffers' bytes to rounding (see `capacity_loss`): a finer grid wastes less
+    memory but costs more per move."""
+    columns = smallest
+    while columns < largest and capacity_loss(problem, columns)["size_rounding"] > max_loss:
+        columns *= 2
+    return columns

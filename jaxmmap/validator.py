@@ -144,7 +144,7 @@ def validate(problem: Problem, solution: Solution, *, rtol: float = 1e-5) -> Rep
         fields[name] = arr
     if any(v.rule == "length" for v in out):
         return Report(tuple(out), math.nan)
-    sol = _Fields(**{k: v.astype(np.int64) for k, v in fields.items()})
+    sol = dataclasses.replace(solution, **{k: v.astype(np.int64) for k, v in fields.items()})
 
     bad_action = ~np.isin(sol.action, (COPY, NOCOPY, DROP))
     for i in np.flatnonzero(bad_action):
@@ -169,16 +169,6 @@ def validate(problem: Problem, solution: Solution, *, rtol: float = 1e-5) -> Rep
 
 
 # ----------------------------------------------------------------------------- internals
-
-
-@dataclasses.dataclass(frozen=True)
-class _Fields:
-    action: np.ndarray
-    offset: np.ndarray
-    alloc_start: np.ndarray
-    alloc_end: np.ndarray
-    copy_start: np.ndarray
-    copy_end: np.ndarray
 
 
 def _recompute_return(problem: Problem, action: np.ndarray) -> tuple[float, float]:
@@ -242,7 +232,7 @@ def _intersecting_pairs(start, end, lo, hi, allowed=None):
 class _Checker:
     """The checks of `validate`, appending to one list of violations."""
 
-    def __init__(self, problem: Problem, sol: _Fields, rules: dict, out: list[Violation]):
+    def __init__(self, problem: Problem, sol: Solution, rules: dict, out: list[Violation]):
         self.p = problem
         self.s = sol
         self.out = out
