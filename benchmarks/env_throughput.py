@@ -3,12 +3,14 @@
     python benchmarks/env_throughput.py                       # CPU defaults
     python benchmarks/env_throughput.py --sizes 300 3000 16000 --batches 1 64 1024 4096
 
-For each instance size (about that many buffers, from the generator) it measures:
-* the reference (`jaxmmap.reference`, NumPy), moves per second over a window of random legal
-  moves in the middle of a game (its costs grow with the position in the game);
-* the JAX game: `vmap` over a batch of games of one instance, `lax.scan` over moves with a
-  random legal policy, after compilation; moves per second summed over the batch;
-and prints the ratio of the two, and the device memory per game (the state without the shared
+For each instance size (about that many buffers, from the generator) both games play the same
+stretch of the game, the first `--moves` moves (or the whole game if shorter) with a random
+legal policy and the Drop-backup on:
+* the reference (`jaxmmap.reference`, NumPy): one game, moves per second;
+* the JAX game: `vmap` over a batch of games of one instance, each a `lax.while_loop` rollout,
+  timed after compilation; moves per second summed over the batch (only moves of unfinished
+  games count);
+and the ratio of the two, and the device memory per game (the state without the shared
 instance, with the Drop-backup) beside the instance's own.
 """
 
@@ -22,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmmap import ReferenceGame, Rules, game, generate, make_instance
-from jaxmmap.play import random_policy
+from jaxmmap.play import random_policy, rollout
 
 
 def problem_of_size(buffers: int, seed: int = 0):
@@ -34,46 +36,28 @@ def problem_of_size(buffers: int, seed: int = 0):
 def reference_rate(problem, rules, moves: int, seed: int = 0) -> float:
     ref = ReferenceGame(problem, rules, backup=True)
     rng = np.random.default_rng(seed)
-    start = problem.num_buffers // 2 - moves // 2
-
-    def move():
-        legal = np.flatnonzero(ref.legal_actions())
-        ref.step(int(rng.choice(legal)))
-
-    while ref.board.cursor < start and not ref.done:  # not timed: get to the middle
-        ref.board.cursor  # noqa: B018
-        move()
-    t0, done = time.perf_counter(), 0
-    while done < moves and not ref.done:
-        move()
-        done += 1
-    return done / (time.perf_counter() - t0)
-
-
-def jax_runner(instance, batch: int, moves: int):
-    def run(key):
-        keys = jax.random.split(key, batch)
-        states = jax.vmap(lambda _: game.init(instance, backup=True))(keys)
-
-        def body(states, key):
-            actions = jax.vmap(random_policy)(jax.random.split(key, batch), states)
-            return jax.vmap(game.step)(states, actions), None
-
-        states, _ = jax.lax.scan(body, states, jax.random.split(key, moves))
-        return states.board.ret, states.moves
-
-    return jax.jit(run)
+    t0, played = time.perf_counter(), 0
+    while played < moves and not ref.done:
+        ref.step(int(rng.choice(np.flatnonzero(ref.legal_actions()))))
+        played += 1
+    return played / (time.perf_counter() - t0)
 
 
 def jax_rate(instance, batch: int, moves: int, repeats: int = 3) -> float:
-    run = jax_runner(instance, batch, moves)
+    def run(key):
+        keys = jax.random.split(key, batch)
+        states = jax.vmap(lambda k: rollout(instance, k, random_policy, backup=True,
+                                            max_moves=moves))(keys)
+        return states.moves
+
+    run = jax.jit(run)
     jax.block_until_ready(run(jax.random.key(0)))  # compile
-    best = np.inf
+    best = 0.0
     for r in range(repeats):
         t0 = time.perf_counter()
-        _, played = jax.block_until_ready(run(jax.random.key(r + 1)))
-        best = min(best, time.perf_counter() - t0)
-    return batch * moves / best
+        played = jax.block_until_ready(run(jax.random.key(r + 1)))
+        best = max(best, float(np.sum(played)) / (time.perf_counter() - t0))
+    return best
 
 
 def state_bytes(instance) -> tuple[int, int]:
@@ -86,10 +70,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[300, 3000, 16000])
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 16, 256])
-    parser.add_argument("--moves", type=int, default=64, help="moves timed per game")
-    parser.add_argument("--ref-moves", type=int, default=100)
+    parser.add_argument("--moves", type=int, default=1000, help="moves played per game, from the start")
     parser.add_argument("--columns", type=int, default=256)
-    parser.add_argument("--max-work", type=float, default=2e6,
+    parser.add_argument("--max-work", type=float, default=3e6,
                         help="skip a batch when batch * buffers exceeds this (CPU memory and time)")
     args = parser.parse_args()
     rules = Rules(columns=args.columns)
@@ -99,7 +82,7 @@ def main():
     for size in args.sizes:
         problem = problem_of_size(size)
         instance = make_instance(problem, rules)
-        ref = reference_rate(problem, rules, args.ref_moves)
+        ref = reference_rate(problem, rules, args.moves)
         per_game, shared = state_bytes(instance)
         for batch in args.batches:
             if batch * problem.num_buffers > args.max_work:
