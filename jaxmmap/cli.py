@@ -80,7 +80,8 @@ def _play(args) -> int:
 
 def _validate(args) -> int:
     from jaxmmap.validator import validate
-    report = validate(open_problem(args.problem), load_solution(args.solution))
+    report = validate(open_problem(args.problem), load_solution(args.solution),
+                      allow_nocopy_move=args.allow_nocopy_move)
     print(report)
     return 0 if report.ok else 1
 
@@ -123,6 +124,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check a solution against its problem")
     p.add_argument("problem")
     p.add_argument("solution")
+    p.add_argument("--allow-nocopy-move", action="store_true",
+                   help="accept NoCopy data moving to another offset (the paper's lowest rule)")
     p.set_defaults(run=_validate)
 
     p = sub.add_parser("generate", help="write a random program as a problem file")

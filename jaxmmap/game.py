@@ -124,7 +124,7 @@ class State:
 def init(instance: Instance, *, backup: bool = False) -> State:
     """The first state of a game on `instance`; `backup=True` enables the Drop-backup."""
     n, t = instance.width.shape[0], instance.supply.shape[0]
-    k = instance.latency.shape[0]
+    k = instance.gain.shape[0]
     i32 = lambda shape, v=-1: jnp.full(shape, v, jnp.int32)  # noqa: E731
     board = Board(
         cursor=jnp.int32(0), ret=jnp.float32(0),
@@ -165,7 +165,7 @@ def _placement_reward(inst: Instance, board: Board, i) -> jax.Array:
     table = jnp.maximum(inst.table[i], 0)
     mask = board.table_mask[table]
     bit = jnp.left_shift(jnp.int32(1), inst.table_bit[i])
-    dynamic = inst.latency[table, mask] - inst.latency[table, mask | bit]
+    dynamic = inst.gain[table, mask | bit] - inst.gain[table, mask]
     return jnp.where(inst.table[i] >= 0, dynamic, inst.benefit[i])
 
 
@@ -181,7 +181,7 @@ def step(state: State, action: jax.Array) -> State:
     action = jnp.asarray(action, jnp.int32)
     legal = (action >= 0) & (action < 3) & cand.legal[jnp.clip(action, 0, 2)]
     action = jnp.clip(action, 0, 2)
-    board, reward = _apply(inst, before, cand, action, active)
+    board, reward = _apply(inst, before, cand, action, active & legal)  # illegal: board unchanged
     finished = board.cursor >= inst.num_buffers
     next_cand = _candidates(inst, board)
     infeasible = active & legal & ~finished & ~jnp.any(next_cand.legal)
@@ -258,7 +258,7 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     i = jnp.minimum(board.cursor, n - 1)
     t, width, demand = inst.target[i], inst.width[i], inst.demand[i]
     is_out, g, tensor = inst.is_output[i], inst.group[i], inst.tensor[i]
-    live_start, live_end = inst.live_start[i], inst.live_end[i]
+    live_end = inst.live_end[i]
     status, goff = board.group_status[g], board.group_offset[g]
     placed, dropped = status == PLACED, status == DROPPED
     steps = jnp.arange(num_steps)
@@ -270,7 +270,7 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     j = jnp.sum(prefix < prefix[t + 1] + demand)  # first prefix index reaching it
     e = jnp.maximum(j - 1, t)  # earliest end
     has_copy = demand > 0
-    in_ok = (need_in >= 0) & (s >= live_start)
+    in_ok = (need_in >= 0) & (s >= inst.copy_from[i])  # not before the tensor is written
     out_ok = (j <= num_steps) & (e <= live_end)
     c_start = jnp.where(is_out, t + 1, s)
     c_end = jnp.where(is_out, e, t - 1)
@@ -278,12 +278,11 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     copy_ok = jnp.where(is_out, out_ok, in_ok) & (edges_free | ~has_copy)
     a_start, a_end = jnp.where(is_out, t, s), jnp.where(is_out, e, t)
 
-    # NoCopy: extend the tensor's latest allocation up to `need`.
+    # NoCopy: extend the tensor's latest allocation up to the target.
     p_start, p_end, p_off = board.tensor_start[tensor], board.tensor_end[tensor], board.tensor_offset[tensor]
     has_pred = (p_end >= 0) & (p_start <= t)
-    need = jnp.where(is_out, live_end, t)
-    covered = p_end >= need
-    x_start, x_end = p_end + 1, need
+    covered = p_end >= t
+    x_start, x_end = p_end + 1, t
 
     # Offsets. A group that is not placed yet has no cells, so the grid alone tells which columns
     # are free and gives the lowest offset; a placed group's offset is forced, and is checked

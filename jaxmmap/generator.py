@@ -16,10 +16,11 @@ The model (see `generate` for every option):
   carries that range. Tensor ids are renumbered densely in order of first appearance (parameters
   nobody reads have no buffers and disappear).
 * **Aliasing.** An *in-place* instruction (probability `inplace_prob`) writes its output into the
-  memory of one of its operands, preferring an operand that no later instruction reads. A *loop
-  carry* (probability `loop_prob` per instruction) is a chain of 2..`max_loop_length`
+  memory of one of its operands that no later instruction reads (none such: not in place). A
+  *loop carry* (probability `loop_prob` per instruction) is a chain of 2..`max_loop_length`
   consecutive instructions that each update one value in place (each reads the previous one's
-  output as its first operand and aliases its output to it). Aliased tensors are merged with a
+  output as its first operand and aliases its output to it, unless a later instruction still
+  reads that operand through a skip connection). Aliased tensors are merged with a
   union-find; all buffers of one union share one `alias_id` (dense `0..G-1`, in order of first
   appearance) and one size. Tensors in no union have `alias_id = -1`.
 * **Sizes.** Bytes `2**normal(size_mean_log2, size_sigma)` rounded to a multiple of 256, at least
@@ -216,15 +217,18 @@ def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
             parent[max(ra, rb)] = min(ra, rb)
 
     for i in range(T):
-        ops = reads[i]
+        # An instruction may only write over an operand that nobody reads afterwards (as XLA
+        # does); otherwise it would destroy a value still in use, and the memory of the two
+        # tensors, which an alias group shares, would have to hold both at once.
+        dead = [t for t in reads[i] if last_read[t] == i]
         if in_loop[i]:
-            target = ops[0]
-        elif u_inplace[i] < inplace_prob:
-            pool = [t for t in ops if last_read[t] == i] or ops
-            target = pool[int(u_inplace_pick[i] * len(pool))]
+            target = reads[i][0] if reads[i][0] in dead else -1
+        elif u_inplace[i] < inplace_prob and dead:
+            target = dead[int(u_inplace_pick[i] * len(dead))]
         else:
             continue
-        union(P + i, target)
+        if target >= 0:
+            union(P + i, target)
     root = np.asarray([find(x) for x in range(n_tensors)], dtype=np.int64)
 
     # --- buffers, in game order.

@@ -29,12 +29,13 @@ class Instance:
       group: int32[N] dense alias-group id (< N); unaliased buffers have groups of their own.
       live_start, live_end: int32[N] the tensor's live range.
       demand: int32[N] copy demand in ticks.
+      copy_from: int32[N] first step a copy of the buffer's tensor may use.
       benefit: float32[N] static benefit.
       table: int32[N] latency table of the buffer, -1 if none.
       table_bit: int32[N] the buffer's bit in its table.
       valid: bool[N] False for padding.
       supply: int32[T] supply in ticks (0 on padded steps).
-      latency: float32[K, 256] latency tables.
+      gain: float32[K, 256] latency tables as time saved, L(nothing) - L(mask).
       num_buffers, num_steps: int32[] real sizes.
       columns: int32[] usable grid columns.
       nocopy_lowest: bool[] the "lowest" NoCopy offset rule.
@@ -50,12 +51,13 @@ class Instance:
     live_start: jax.Array
     live_end: jax.Array
     demand: jax.Array
+    copy_from: jax.Array
     benefit: jax.Array
     table: jax.Array
     table_bit: jax.Array
     valid: jax.Array
     supply: jax.Array
-    latency: jax.Array
+    gain: jax.Array
     num_buffers: jax.Array
     num_steps: jax.Array
     columns: jax.Array
@@ -101,12 +103,13 @@ def make_instance(problem: Problem, rules: Rules = Rules(), *, num_buffers: int 
         live_start=pad(problem.live_start, N, 0, i32),
         live_end=pad(problem.live_end, N, 0, i32),
         demand=pad(d.demand, N, 0, i32),
+        copy_from=pad(d.copy_from, N, 0, i32),
         benefit=pad(problem.benefit, N, 0.0, np.float32),
         table=pad(d.table, N, -1, i32),
         table_bit=pad(d.table_bit, N, 0, i32),
         valid=pad(np.ones(n, bool), N, False, bool),
         supply=pad(d.supply, T, 0, i32),
-        latency=pad(d.latency, K, 0.0, np.float32),
+        gain=pad(d.gain, K, 0.0, np.float32),
         num_buffers=jnp.int32(n),
         num_steps=jnp.int32(t),
         columns=jnp.int32(d.usable_columns),

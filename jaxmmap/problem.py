@@ -18,6 +18,7 @@ import numpy as np
 PROBLEM_FORMAT = "jaxmmap.problem/1"
 SOLUTION_FORMAT = "jaxmmap.solution/1"
 MAX_TABLE_BUFFERS = 8
+MAX_BYTES = 2 ** 62  # sizes and memory_size stay far from int64 overflow
 
 ACTION_NAMES = ("copy", "nocopy", "drop")
 COPY, NOCOPY, DROP = 0, 1, 2
@@ -163,8 +164,10 @@ def read_json(path: str | os.PathLike) -> Any:
             return json.load(f)
     except json.JSONDecodeError as e:
         raise ProblemError(f"{path}: not valid JSON ({e})") from None
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, UnicodeDecodeError) as e:
         raise ProblemError(f"{path}: cannot read ({e})") from None
+    except (ValueError, RecursionError) as e:  # huge integers, absurd nesting
+        raise ProblemError(f"{path}: not a usable JSON document ({e})") from None
 
 
 def _write_json(path: str | os.PathLike, data: Any) -> None:
@@ -294,8 +297,14 @@ def _parse_solution(data: Any, where: str = "") -> Solution:
 
     _check_header(data, "solution", SOLUTION_FORMAT, ("problem", "solver", "return", "buffers"), where)
     ret = data["return"]
-    if not isinstance(ret, (int, float)) or isinstance(ret, bool):
-        fail(f"return: expected a number, got {ret!r}")
+    if not isinstance(ret, (int, float)) or isinstance(ret, bool) or not math.isfinite(ret):
+        fail(f"return: expected a finite number, got {ret!r}")
+    for key in ("problem", "solver"):
+        if not isinstance(data[key], str):
+            fail(f"{key}: expected a string, got {data[key]!r}")
+    for key in ("rules", "metadata"):
+        if not isinstance(data.get(key, {}), dict):
+            fail(f"{key}: expected an object")
     cols = data["buffers"]
     if not isinstance(cols, dict):
         fail("buffers: expected an object of columns")
@@ -305,11 +314,8 @@ def _parse_solution(data: Any, where: str = "") -> Solution:
                   for name in _SOLUTION_FIELDS}
     except ProblemError as e:
         fail(str(e))
-    rules = data.get("rules", {})
-    if not isinstance(rules, dict):
-        fail("rules: expected an object")
-    return Solution(problem=str(data["problem"]), solver=str(data["solver"]), ret=float(ret),
-                    rules=rules, metadata=data.get("metadata", {}) or {}, **arrays)
+    return Solution(problem=data["problem"], solver=data["solver"], ret=float(ret),
+                    rules=data.get("rules", {}), metadata=data.get("metadata", {}), **arrays)
 
 
 # ----------------------------------------------------------------------------- checks
@@ -317,14 +323,19 @@ def _parse_solution(data: Any, where: str = "") -> Solution:
 
 def check_problem(p: Problem) -> None:
     """Raises `ProblemError` naming the first broken rule (field and index)."""
-    if p.memory_size <= 0:
-        raise ProblemError(f"memory_size: must be positive, got {p.memory_size}")
+    if not 0 < p.memory_size <= MAX_BYTES:
+        raise ProblemError(f"memory_size: must be in [1, 2**62], got {p.memory_size}")
     T, N = p.num_steps, p.num_buffers
     if T == 0:
         raise ProblemError("supply: the program has no steps")
     bad = np.flatnonzero(~np.isfinite(p.supply) | (p.supply < 0))
     if bad.size:
         raise ProblemError(f"supply[{bad[0]}]: must be finite and >= 0, got {p.supply[bad[0]]}")
+    with np.errstate(over="ignore"):
+        if not np.isfinite(np.sum(p.supply)):
+            raise ProblemError("supply: the total overflows a float64")
+        if not np.isfinite(np.sum(np.abs(p.benefit))):
+            raise ProblemError("buffers.benefit: the total overflows a float64")
     for name, arr in p.buffer_columns().items():
         if arr.shape != (N,):
             raise ProblemError(f"buffers.{name}: has {arr.shape[0]} entries, expected {N}")
@@ -335,7 +346,7 @@ def check_problem(p: Problem) -> None:
             i = int(idx[0])
             raise ProblemError(f"buffers.{name}[{i}]: {msg(i)}")
 
-    first(p.size < 0, "size", lambda i: f"must be >= 0, got {p.size[i]}")
+    first((p.size < 0) | (p.size > MAX_BYTES), "size", lambda i: f"must be in [0, 2**62], got {p.size[i]}")
     first((p.target_time < 0) | (p.target_time >= T), "target_time",
           lambda i: f"{p.target_time[i]} is outside the program's steps [0, {T - 1}]")
     first(np.diff(p.target_time, prepend=0) < 0, "target_time",
@@ -352,22 +363,34 @@ def check_problem(p: Problem) -> None:
           lambda i: f"must be finite and >= 0, got {p.demand[i]}")
     first(~np.isfinite(p.benefit), "benefit", lambda i: f"must be finite, got {p.benefit[i]}")
 
-    # One live range per tensor, one size per alias group.
-    for key, name, what in ((p.tensor_id, "live_start", "tensor"), (p.alias_id, "size", "alias group")):
-        seen: dict[int, int] = {}
-        for i, k in enumerate(key.tolist()):
-            if what == "alias group" and k < 0:
-                continue
-            j = seen.setdefault(k, i)
-            if what == "tensor" and (p.live_start[i], p.live_end[i]) != (p.live_start[j], p.live_end[j]):
-                raise ProblemError(
-                    f"buffers.live_start[{i}]: tensor {k} has live range [{p.live_start[i]},"
-                    f" {p.live_end[i]}] here but [{p.live_start[j]}, {p.live_end[j]}] at buffer {j}")
-            if what == "alias group" and p.size[i] != p.size[j]:
-                raise ProblemError(
-                    f"buffers.size[{i}]: alias group {k} mixes sizes {p.size[j]} (buffer {j}) and"
-                    f" {p.size[i]}; members of a group share one allocation at one offset and must"
-                    " have one size")
+    # A tensor: one live range and one size; written (by its output buffer) at most once, at
+    # the start of its live range, before any read. An alias group: one size.
+    first_of: dict[int, int] = {}
+    for i, k in enumerate(p.tensor_id.tolist()):
+        j = first_of.setdefault(k, i)
+        if (p.live_start[i], p.live_end[i]) != (p.live_start[j], p.live_end[j]):
+            raise ProblemError(
+                f"buffers.live_start[{i}]: tensor {k} has live range [{p.live_start[i]},"
+                f" {p.live_end[i]}] here but [{p.live_start[j]}, {p.live_end[j]}] at buffer {j}")
+        if p.size[i] != p.size[j]:
+            raise ProblemError(f"buffers.size[{i}]: tensor {k} has size {p.size[i]} here but"
+                               f" {p.size[j]} at buffer {j}")
+        if p.is_output[i] and j != i:
+            raise ProblemError(
+                f"buffers.is_output[{i}]: tensor {k} is written here after buffer {j} already"
+                " used it; a tensor is written at most once, by its first buffer")
+        if p.is_output[i] and p.target_time[i] != p.live_start[i]:
+            raise ProblemError(
+                f"buffers.live_start[{i}]: tensor {k} is written at step {p.target_time[i]}, so its"
+                f" live range must start there, not at {p.live_start[i]}")
+    group_first: dict[int, int] = {}
+    for i, k in enumerate(p.alias_id.tolist()):
+        j = group_first.setdefault(k, i) if k >= 0 else i
+        if p.size[i] != p.size[j]:
+            raise ProblemError(
+                f"buffers.size[{i}]: alias group {k} mixes sizes {p.size[j]} (buffer {j}) and"
+                f" {p.size[i]}; members of a group share one allocation at one offset and must"
+                " have one size")
 
     in_table: dict[int, int] = {}
     for j, t in enumerate(p.latency_tables):

@@ -135,7 +135,7 @@ class ReferenceGame:
                     if left <= 0:
                         break
                     k -= 1
-                if k < 0 or k < p.live_start[i]:
+                if k < 0 or k < d.copy_from[i]:  # not before the tensor is written
                     return None
                 alloc, copy_iv = (k, t), (k, t - 1)
             else:  # walk forward from t+1 to the earliest end that covers demand
@@ -162,11 +162,10 @@ class ReferenceGame:
         if j is None or b.alloc[j][0] > t:
             return None
         pred_end, pred_off = b.alloc[j][1], int(b.offset[j])
-        need = int(p.live_end[i]) if p.is_output[i] else t
-        if pred_end >= need:  # already in fast memory: nothing new to allocate
+        if pred_end >= t:  # already in fast memory: nothing new to allocate
             offset, alloc = pred_off, None
         else:
-            alloc = (pred_end + 1, need)
+            alloc = (pred_end + 1, t)
             blocked = self._blocked(*alloc, g)
             if self.rules.nocopy_offset == "same":
                 offset = pred_off
@@ -184,12 +183,12 @@ class ReferenceGame:
         d = self.d
         if d.table[i] < 0:
             return float(self.problem.benefit[i])
-        lat = d.latency[d.table[i]]
+        gain = d.gain[d.table[i]]
         before = 0
         for j in np.flatnonzero(d.table[:i] == d.table[i]):  # the table's buffers already placed
             if self.board.action[j] != DROP:
                 before |= 1 << int(d.table_bit[j])
-        return float(lat[before] - lat[before | (1 << int(d.table_bit[i]))])
+        return float(gain[before | (1 << int(d.table_bit[i]))] - gain[before])
 
     def _apply(self, action: int, pl: Placement) -> float:
         b, i = self.board, self.board.cursor

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from jaxmmap.problem import Problem
+from jaxmmap.problem import Problem, check_problem
 
 TICK_BUDGET = 2 ** 29  # total supply in ticks; sums of it and a capped demand fit in int32
 
@@ -56,11 +56,15 @@ class Discretized:
       width: int64[N] columns a buffer occupies.
       supply: int64[T] supply in ticks (rounded down).
       demand: int64[N] demand in ticks (rounded up, capped at TICK_BUDGET + 1).
+      copy_from: int64[N] the first step a copy of the buffer's tensor may use: the step after
+        the tensor is written, or live_start for a tensor no instruction writes (an input).
       tensor: int64[N] dense tensor ids.
       group: int64[N] dense alias-group ids; a buffer without alias_id is a group of its own.
       table: int64[N] index of the buffer's latency table, -1 if none.
       table_bit: int64[N] the buffer's bit in that table, 0 if none.
-      latency: float64[K, 256] latency tables, padded with zeros.
+      gain: float64[K, 256] per latency table, L(nothing) - L(mask): the time saved with the
+        buffers of `mask` in fast memory (padded with zeros). Placing buffer b when `mask` is
+        placed earns gain[mask | bit(b)] - gain[mask].
     """
 
     rules: Rules
@@ -70,18 +74,19 @@ class Discretized:
     width: np.ndarray
     supply: np.ndarray
     demand: np.ndarray
+    copy_from: np.ndarray
     tensor: np.ndarray
     group: np.ndarray
     table: np.ndarray
     table_bit: np.ndarray
-    latency: np.ndarray
+    gain: np.ndarray
 
 
 def tick_scale(total_supply: float) -> float:
     """The largest power of two `s` with `s * total_supply <= TICK_BUDGET`."""
-    if total_supply <= 0:
+    if total_supply <= 2.0 ** -900:  # no supply worth a tick (and no overflow of the scale)
         return 1.0
-    k = math.floor(math.log2(TICK_BUDGET / total_supply))
+    k = min(math.floor(math.log2(TICK_BUDGET / total_supply)), 1000)
     while 2.0 ** k * total_supply > TICK_BUDGET:
         k -= 1
     while 2.0 ** (k + 1) * total_supply <= TICK_BUDGET:
@@ -90,6 +95,9 @@ def tick_scale(total_supply: float) -> float:
 
 
 def discretize(problem: Problem, rules: Rules = Rules()) -> Discretized:
+    """The problem in game units. Checks the problem first (`ProblemError` if it breaks a rule of
+    the format), so that neither game ever plays an inconsistent problem."""
+    check_problem(problem)
     col_bytes = -(-problem.memory_size // rules.columns)
     usable = problem.memory_size // col_bytes
     width = -(-problem.size // col_bytes)
@@ -99,6 +107,7 @@ def discretize(problem: Problem, rules: Rules = Rules()) -> Discretized:
     demand = np.minimum(np.ceil(problem.demand * scale), TICK_BUDGET + 1).astype(np.int64)
     _, tensor = np.unique(problem.tensor_id, return_inverse=True)
     n = problem.num_buffers
+    tensor = tensor.astype(np.int64).reshape(n)
     # Dense group ids: first the real alias groups, then one singleton per unaliased buffer.
     _, alias_dense = np.unique(problem.alias_id, return_inverse=True)
     has_alias = problem.alias_id >= 0
@@ -108,16 +117,18 @@ def discretize(problem: Problem, rules: Rules = Rules()) -> Discretized:
     group[~has_alias] = num_alias + np.arange(int(np.sum(~has_alias)))
     table = np.full(n, -1, np.int64)
     table_bit = np.zeros(n, np.int64)
-    latency = np.zeros((len(problem.latency_tables), 256), np.float64)
+    gain = np.zeros((len(problem.latency_tables), 256), np.float64)
     for j, t in enumerate(problem.latency_tables):
         table[t.buffers] = j
         table_bit[t.buffers] = np.arange(t.buffers.shape[0])
-        latency[j, : t.latency.shape[0]] = t.latency
+        gain[j, : t.latency.shape[0]] = t.latency[0] - t.latency
+    written = np.zeros(int(tensor.max(initial=-1)) + 1, bool)
+    written[tensor[problem.is_output]] = True
+    copy_from = problem.live_start + written[tensor]
     return Discretized(rules=rules, col_bytes=int(col_bytes), usable_columns=int(usable),
                        tick_scale=scale, width=width.astype(np.int64), supply=supply,
-                       demand=demand, tensor=tensor.astype(np.int64).reshape(n),
-                       group=group.astype(np.int64), table=table, table_bit=table_bit,
-                       latency=latency)
+                       demand=demand, copy_from=copy_from.astype(np.int64), tensor=tensor,
+                       group=group.astype(np.int64), table=table, table_bit=table_bit, gain=gain)
 
 
 def capacity_loss(problem: Problem, columns: int) -> dict:

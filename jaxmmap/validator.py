@@ -25,13 +25,16 @@ Rules and their codes (`Violation.rule`):
                     side of the target: an input needs
                     ``alloc_start <= copy_start <= copy_end <= target_time - 1``, an output
                     ``target_time + 1 <= copy_start <= copy_end <= alloc_end``.
+* ``copy_early``    an input's copy starts while its tensor is still being written (before the
+                    step after the tensor's output buffer).
 * ``nocopy_copy``   a NoCopy has a copy interval.
 * ``nocopy_predecessor``  a NoCopy has no predecessor: with an allocation of its own, no earlier
                     placed buffer of the same tensor has an allocation ending exactly one step
                     before it starts; without one, no earlier placed buffer of the same tensor has
                     an allocation covering its target time.
-* ``nocopy_offset`` the predecessor exists but at another byte offset (an own allocation may
-                    move when ``solution.rules["nocopy_offset"] == "lowest"``).
+* ``nocopy_offset`` the predecessor exists but at another byte offset: the data would move
+                    without a copy (accepted only with ``validate(..., allow_nocopy_move=True)``,
+                    for games played with the paper's "lowest" NoCopy rule).
 * ``nocopy_target`` a NoCopy with an allocation of its own and a predecessor, where neither
                     holds the tensor at the target time (predecessor start <= target_time <=
                     own end fails).
@@ -117,7 +120,8 @@ class Report:
         return "\n".join(str(v) for v in self.violations)
 
 
-def validate(problem: Problem, solution: Solution, *, rtol: float = 1e-5) -> Report:
+def validate(problem: Problem, solution: Solution, *, rtol: float = 1e-5,
+             allow_nocopy_move: bool = False) -> Report:
     """Checks `solution` against the physics of `problem` and lists every violation.
 
     Args:
@@ -125,6 +129,9 @@ def validate(problem: Problem, solution: Solution, *, rtol: float = 1e-5) -> Rep
       solution: the solution to check.
       rtol: relative tolerance of the supply check (a copy is finished when its remaining demand
         is at most ``rtol * demand + 1e-12``) and of the return check.
+      allow_nocopy_move: accept a NoCopy whose own allocation is at another offset than its
+        predecessor (the paper's "lowest offset" NoCopy, where data moves without a copy). The
+        caller decides: what a solution says of itself does not relax a check.
     """
     out: list[Violation] = []
     n = problem.num_buffers
@@ -152,7 +159,7 @@ def validate(problem: Problem, solution: Solution, *, rtol: float = 1e-5) -> Rep
                              f"buffer {i}: action {sol.action[i]} is not Copy (0), NoCopy (1)"
                              " or Drop (2)"))
 
-    checker = _Checker(problem, sol, solution.rules or {}, out)
+    checker = _Checker(problem, sol, allow_nocopy_move, out)
     checker.check_buffers()
     checker.check_alias_groups()
     checker.check_overlaps()
@@ -232,11 +239,15 @@ def _intersecting_pairs(start, end, lo, hi, allowed=None):
 class _Checker:
     """The checks of `validate`, appending to one list of violations."""
 
-    def __init__(self, problem: Problem, sol: Solution, rules: dict, out: list[Violation]):
+    def __init__(self, problem: Problem, sol: Solution, allow_nocopy_move: bool,
+                 out: list[Violation]):
         self.p = problem
         self.s = sol
         self.out = out
-        self.lowest = rules.get("nocopy_offset") == "lowest"
+        self.lowest = allow_nocopy_move
+        # A tensor written by an instruction exists in slow memory only from the step after.
+        written = {int(k) for k in problem.tensor_id[problem.is_output]}
+        self.copy_from = problem.live_start + np.isin(problem.tensor_id, list(written))
         a = sol.action
         self.copy = a == COPY
         self.nocopy = a == NOCOPY
@@ -320,6 +331,10 @@ class _Checker:
             self.add("copy_interval", i,
                      f"buffer {i} (input Copy, target step {t}): copy interval [{c0}, {c1}] must "
                      f"lie in [alloc_start={a0}, {t - 1}] (inside the allocation, before the read)")
+        elif ls <= c0 < self.copy_from[i]:
+            self.add("copy_early", i,
+                     f"buffer {i} (input Copy): the copy starts at step {c0}, while its tensor is "
+                     f"still being written (it can be copied from step {self.copy_from[i]})")
 
     def _check_nocopies(self) -> None:
         p = self.p

@@ -150,7 +150,8 @@ def test_every_finished_game_gives_a_valid_solution(batch):
             continue
         state = jax.tree.map(lambda x: x[c], final)
         for solution in (to_solution(problem, state, rules), ref.solution()):
-            report = validate(problem, solution)
+            report = validate(problem, solution,
+                              allow_nocopy_move=rules.nocopy_offset == "lowest")
             assert report.ok, f"{name}: {report}"
             assert report.recomputed_return == pytest.approx(solution.ret, rel=1e-5, abs=1e-4)
         checked += 1
@@ -188,6 +189,8 @@ def test_illegal_and_out_of_range_actions_lose_the_game():
         state = game.step(state, jnp.argmax(mask(state)).astype(jnp.int32))
     lost = game.step(state, jnp.int32(game.NOCOPY))
     assert bool(lost.lost) and float(lost.board.ret) == 0.0
+    assert int(lost.board.cursor) == int(state.board.cursor)  # the illegal move changed nothing
+    np.testing.assert_array_equal(lost.board.supply_prefix, state.board.supply_prefix)
     assert float(lost.reward) == pytest.approx(-float(state.board.ret))
     after = game.step(lost, jnp.int32(game.DROP))  # a finished game does not move
     assert float(after.reward) == 0.0 and int(after.moves) == int(lost.moves)

@@ -1,6 +1,7 @@
 """Tests of the random problem generator and the bundled problems (`jaxmmap.generator`)."""
 
 from __future__ import annotations
+import itertools
 
 import gzip
 import time
@@ -373,3 +374,18 @@ def test_make_bundled(tmp_path):
     first = open(path, "rb").read()
     make_bundled("tiny", tmp_path)
     assert open(path, "rb").read() == first
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_in_place_never_overwrites_a_live_value(seed):
+    """Two tensors of one alias group share memory, so they may be live together only at the
+    step where one is written over the other."""
+    p = generate(seed, inplace_prob=0.5, loop_prob=0.3, skip_prob=0.5)
+    ranges = {}
+    for tid, a, s, e in zip(p.tensor_id, p.alias_id, p.live_start, p.live_end):
+        if a >= 0:
+            ranges.setdefault(int(a), {})[int(tid)] = (int(s), int(e))
+    assert ranges
+    for group in ranges.values():
+        for (s1, e1), (s2, e2) in itertools.combinations(group.values(), 2):
+            assert min(e1, e2) - max(s1, s2) <= 0, (group, seed)

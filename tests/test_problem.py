@@ -77,19 +77,24 @@ BROKEN = {
     "missing column": ((["buffers", "demand"], _DELETE), ["buffers.demand", "missing"]),
     "wrong length": ((["buffers", "benefit"], [1.0, 2.0]), ["buffers.benefit", "2 entries", "4"]),
     "wrong type": ((["buffers", "size"], [100, "x", 200, 200]), ["buffers.size[1]", "integer"]),
-    "negative size": ((["buffers", "size"], [100, -1, 200, 200]), ["buffers.size[1]", ">= 0"]),
+    "negative size": ((["buffers", "size"], [100, -1, 200, 200]), ["buffers.size[1]", "[0, 2**62]"]),
+    "tensor sizes": ((["buffers", "size"], [100, 100, 200, 300]), ["buffers.size[3]", "tensor 1", "200"]),
+    "written twice": ((["buffers", "is_output"], [True, True, True, False]), ["buffers.is_output[1]", "written"]),
+    "written late": ((["buffers", "live_start"], [0, 0, 0, 0]), ["buffers.live_start[2]", "written at step 1"]),
+    "huge memory": ((["memory_size"], 2 ** 70), ["memory_size", "2**62"]),
+    "supply overflow": ((["supply"], [1e308, 1e308, 0.0, 1.0]), ["supply", "overflows"]),
     "negative supply": ((["supply"], [1.0, -2.0, 0.0, 1.0]), ["supply[1]"]),
     "target outside": ((["buffers", "target_time"], [0, 1, 1, 4]), ["target_time[3]", "outside"]),
     "target outside live": ((["buffers", "live_start"], [0, 0, 2, 2]), ["buffers.live_start[2]", "target_time 1"]),
     "out of order": ((["buffers", "target_time"], [0, 1, 0, 3]), ["target_time[2]", "order"]),
-    "alias sizes": ((["buffers", "size"], [100, 100, 200, 300]), ["buffers.size[3]", "alias group 5", "200", "300"]),
+    "alias sizes": ((["buffers", "alias_id"], [5, 5, 5, 5]), ["buffers.size[2]", "alias group 5", "100", "200"]),
     "tensor live ranges": ((["buffers", "live_end"], [1, 2, 3, 3]), ["buffers.live_start[1]", "tensor 0"]),
     "negative demand": ((["buffers", "demand"], [0.5, -0.5, 1.0, 1.0]), ["buffers.demand[1]"]),
     "bad alias id": ((["buffers", "alias_id"], [-1, -2, 5, 5]), ["buffers.alias_id[1]"]),
     "table length": ((["latency_tables", 0, "latency"], [1.0, 2.0]), ["latency_tables[0].latency", "2**2"]),
     "table step": ((["latency_tables", 0, "step"], 3), ["latency_tables[0]", "step 3"]),
     "table index": ((["latency_tables", 0, "buffers"], [1, 9]), ["latency_tables[0]", "9"]),
-    "memory zero": ((["memory_size"], 0), ["memory_size", "positive"]),
+    "memory zero": ((["memory_size"], 0), ["memory_size", "[1, 2**62]"]),
     "bool as int": ((["buffers", "is_output"], [1, 0, 1, 0]), ["buffers.is_output[0]", "true or false"]),
 }
 
@@ -114,6 +119,15 @@ def test_not_json_and_missing_file(tmp_path):
         load_problem(path)
     with pytest.raises(ProblemError, match="cannot read"):
         load_problem(tmp_path / "absent.json")
+    path.write_bytes(b'{"name": "\xff"}')
+    with pytest.raises(ProblemError, match="cannot read"):
+        load_problem(path)
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ProblemError, match="not a usable JSON"):
+        load_problem(path)
+    path.write_text('{"memory_size": ' + "9" * 5000 + "}")
+    with pytest.raises(ProblemError, match="not a usable JSON"):
+        load_problem(path)
 
 
 def test_solution_round_trip_and_errors(tmp_path):
