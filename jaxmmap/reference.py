@@ -40,8 +40,8 @@ class _Board:
     owner: np.ndarray  # [T, C] alias group owning each grid cell, -1 free
     action: np.ndarray
     offset: np.ndarray
-    alloc: list  # per buffer: (start, end) or None
-    copy: list
+    alloc: np.ndarray  # [N, 2] per buffer its own allocation (start, end), -1 if none
+    copy: np.ndarray  # [N, 2] per buffer its copy interval, -1 if none
     dropped_groups: set  # groups forced to Drop by the backup
 
 
@@ -62,7 +62,8 @@ class ReferenceGame:
             cursor=0, ret=0.0, supply=self.d.supply.copy(), edge=np.zeros(T, bool),
             owner=np.full((T, self.d.usable_columns), -1, np.int64),
             action=np.full(n, UNDECIDED, np.int64), offset=np.full(n, -1, np.int64),
-            alloc=[None] * n, copy=[None] * n, dropped_groups=set())
+            alloc=np.full((n, 2), -1, np.int64), copy=np.full((n, 2), -1, np.int64),
+            dropped_groups=set())
         self.use_backup = backup
         self.backup = copy.deepcopy(self.board) if backup else None
         self.lost = False
@@ -103,8 +104,8 @@ class ReferenceGame:
         """The earlier allocation of buffer i's tensor with the latest end (ties: later buffer)."""
         best = None
         for j in np.flatnonzero(self.d.tensor[:i] == self.d.tensor[i]):
-            alloc = self.board.alloc[j]
-            if alloc is not None and (best is None or alloc[1] >= self.board.alloc[best][1]):
+            end = self.board.alloc[j, 1]
+            if end >= 0 and (best is None or end >= self.board.alloc[best, 1]):
                 best = j
         return best
 
@@ -159,9 +160,9 @@ class ReferenceGame:
 
         # NoCopy
         j = self._predecessor(i)
-        if j is None or b.alloc[j][0] > t:
+        if j is None or b.alloc[j, 0] > t:
             return None
-        pred_end, pred_off = b.alloc[j][1], int(b.offset[j])
+        pred_end, pred_off = int(b.alloc[j, 1]), int(b.offset[j])
         if pred_end >= t:  # already in fast memory: nothing new to allocate
             offset, alloc = pred_off, None
         else:
@@ -194,7 +195,8 @@ class ReferenceGame:
         b, i = self.board, self.board.cursor
         reward = 0.0 if action == DROP else self._reward(i)
         b.action[i], b.offset[i] = action, pl.offset
-        b.alloc[i], b.copy[i] = pl.alloc, pl.copy
+        b.alloc[i] = pl.alloc if pl.alloc is not None else (-1, -1)
+        b.copy[i] = pl.copy if pl.copy is not None else (-1, -1)
         for k, u in pl.use.items():
             b.supply[k] -= u
         if pl.copy is not None:
@@ -245,9 +247,8 @@ class ReferenceGame:
             raise ValueError("only a finished, feasible game has a solution")
         b, cb = self.board, self.d.col_bytes
         n = self.problem.num_buffers
-        pair = lambda ivs, k: np.array([-1 if iv is None else iv[k] for iv in ivs], np.int64)  # noqa: E731
         return Solution(problem=self.problem.name, solver=solver, ret=b.ret,
                         action=b.action.copy(), offset=np.where(b.offset >= 0, b.offset * cb, -1),
-                        alloc_start=pair(b.alloc, 0), alloc_end=pair(b.alloc, 1),
-                        copy_start=pair(b.copy, 0), copy_end=pair(b.copy, 1),
+                        alloc_start=b.alloc[:, 0].copy(), alloc_end=b.alloc[:, 1].copy(),
+                        copy_start=b.copy[:, 0].copy(), copy_end=b.copy[:, 1].copy(),
                         rules=self.rules.to_json(), metadata={"num_buffers": n})
