@@ -54,12 +54,15 @@ def _reference_play(problem, rules, backup, seed):
     """Plays random legal moves; returns the actions and per-move records."""
     ref = ReferenceGame(problem, rules, backup=backup)
     rng = np.random.default_rng(seed)
-    actions, rec = [], {k: [] for k in ("mask", "reward", "cursor", "ret", "supply", "done", "lost")}
+    keys = ("mask", "placement", "reward", "cursor", "ret", "supply", "done", "lost")
+    actions, rec = [], {k: [] for k in keys}
     while not ref.done and len(actions) < MAX_MOVES:
         mask = ref.legal_actions()
         weights = mask * np.array([0.45, 0.4, 0.15])
         a = int(rng.choice(3, p=weights / weights.sum()))
         rec["mask"].append(mask)
+        pl = ref.placement(a)  # the chosen action's offset, allocation and copy interval
+        rec["placement"].append([pl.offset, *(pl.alloc or (-1, -1)), *(pl.copy or (-1, -1))])
         rec["reward"].append(ref.step(a))
         rec["cursor"].append(ref.board.cursor)
         rec["ret"].append(ref.board.ret)
@@ -74,9 +77,11 @@ def _reference_play(problem, rules, backup, seed):
 def _replay(backup):
     def one(instance, actions):
         def move(state, a):
-            mask = game.legal_action_mask(state)
+            mask, c = game.legal_action_mask(state), state.candidates
+            placement = jnp.stack([c.offset[a], c.alloc_start[a], c.alloc_end[a], c.copy_start[a],
+                                   c.copy_end[a]])
             state = game.step(state, a)
-            out = dict(mask=mask, reward=state.reward, cursor=state.board.cursor, ret=state.board.ret,
+            out = dict(mask=mask, placement=placement, reward=state.reward, cursor=state.board.cursor, ret=state.board.ret,
                        supply=game.remaining_supply(state.board), done=state.done, lost=state.lost)
             return state, out
         return jax.lax.scan(move, game.init(instance, backup=backup), actions)
@@ -106,6 +111,8 @@ def test_jax_equals_reference_move_by_move(batch):
         got = {k: v[c, :m] for k, v in records.items()}
         where = f"{name} (backup={backup})"
         np.testing.assert_array_equal(got["mask"], rec["mask"], err_msg=f"legal masks, {where}")
+        np.testing.assert_array_equal(got["placement"], rec["placement"],
+                                      err_msg=f"offset, allocation and copy of each move, {where}")
         np.testing.assert_array_equal(got["cursor"], rec["cursor"], err_msg=f"cursor, {where}")
         np.testing.assert_array_equal(got["supply"][:, : problem.num_steps], rec["supply"],
                                       err_msg=f"remaining supply W, {where}")
