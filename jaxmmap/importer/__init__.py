@@ -1,0 +1,107 @@
+"""Real programs as problems: a JAX function or an XLA HLO dump in, a `Problem` out.
+
+    problem = from_jax(fn, *args, donate_argnums=(0,), hardware="tpu_v4i")
+    problem = from_hlo_text(open("module.after_optimizations.txt").read(), hardware="gpu")
+
+The pipeline: `hlo.parse_module` (the optimized, scheduled HLO text) -> `program.flatten`
+(logical steps, tensors, alias groups) -> `cost` (roofline supply, demand, benefits, latency
+tables on a `Hardware` preset) -> `to_problem`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxmmap.importer.cost import PRESETS, MAX_TABLE, Hardware, hardware, step_cost
+from jaxmmap.importer.hlo import HloParseError, parse_module
+from jaxmmap.importer.program import Program, flatten
+from jaxmmap.problem import LatencyTable, Problem, check_problem
+
+__all__ = ["PRESETS", "Hardware", "HloParseError", "from_hlo_text", "from_jax", "hardware",
+           "to_problem"]
+
+
+def to_problem(program: Program, hw: Hardware, *, name: str, latency_tables: bool = True,
+               metadata: dict | None = None) -> Problem:
+    """The game's problem for a flat program on a hardware (see `cost` for the model)."""
+    shapes = {i.name: i.shape for c in program.module.computations.values() for i in c.instructions}
+    supply, cols, tables = [], {k: [] for k in (
+        "size", "is_output", "target_time", "tensor_id", "alias_id", "live_start", "live_end",
+        "demand", "benefit")}, []
+    groups: dict[int, list[int]] = {}
+    for t in program.tensors:
+        groups.setdefault(program.group(t.id), []).append(t.id)
+    for step in program.steps:
+        cost = step_cost(step, program, hw, shapes)
+        supply.append(cost.latency(frozenset(cost.traffic)))
+        base = cost.latency()
+        first = len(cols["size"])
+        used = [(t, False) for t in step.inputs] + [(t, True) for t in step.outputs]
+        used = [(t, out) for t, out in used if program.tensors[t].bytes > 0]
+        for t, is_out in used:
+            tensor = program.tensors[t]
+            start, end = program.live_range(tensor)
+            group = program.group(t)
+            cols["size"].append(tensor.bytes)
+            cols["is_output"].append(is_out)
+            cols["target_time"].append(step.index)
+            cols["tensor_id"].append(t)
+            cols["alias_id"].append(group if len(groups[group]) > 1 else -1)
+            cols["live_start"].append(start)
+            cols["live_end"].append(end)
+            cols["demand"].append(tensor.bytes / hw.copy_bandwidth * 1e6)
+            cols["benefit"].append(base - cost.latency({t}))
+        if latency_tables and used:
+            ranked = sorted(range(len(used)), key=lambda k: -cost.traffic.get(used[k][0], 0))
+            chosen = sorted(ranked[:MAX_TABLE])
+            members = [used[k][0] for k in chosen]
+            latency = [cost.latency({m for bit, m in enumerate(members) if mask >> bit & 1})
+                       for mask in range(2 ** len(members))]
+            tables.append(LatencyTable(step=step.index, buffers=np.array([first + k for k in chosen]),
+                                       latency=np.array(latency)))
+    if not program.steps:
+        raise ValueError("the program has no instruction that does work")
+    alias = np.asarray(cols["alias_id"], np.int64)
+    _, dense = np.unique(alias, return_inverse=True)
+    alias = np.where(alias >= 0, dense - (1 if np.any(alias < 0) else 0), -1)
+    meta = {"source": "jaxmmap.importer", "hardware": hw.to_json(), "time_unit": "microseconds",
+            "module": program.module.name, "instructions": len(program.steps),
+            "loops": len(program.loops), "alias_unions_refused": program.unmerged}
+    problem = Problem(
+        name=name, memory_size=int(hw.fast_memory), supply=np.asarray(supply, np.float64),
+        size=np.asarray(cols["size"], np.int64), is_output=np.asarray(cols["is_output"], bool),
+        target_time=np.asarray(cols["target_time"], np.int64),
+        tensor_id=np.asarray(cols["tensor_id"], np.int64), alias_id=alias.astype(np.int64),
+        live_start=np.asarray(cols["live_start"], np.int64),
+        live_end=np.asarray(cols["live_end"], np.int64),
+        demand=np.asarray(cols["demand"], np.float64),
+        benefit=np.asarray(cols["benefit"], np.float64), latency_tables=tuple(tables),
+        metadata={**meta, **(metadata or {})})
+    check_problem(problem)
+    return problem
+
+
+def from_hlo_text(text: str, *, hardware: str | Hardware = "tpu_v4i", name: str | None = None,
+                  fast_memory: int | None = None, latency_tables: bool = True) -> Problem:
+    """A problem from the text of an optimized, scheduled HLO module (any backend's dump)."""
+    module = parse_module(text)
+    hw = _hardware(hardware, fast_memory)
+    return to_problem(flatten(module), hw, name=name or module.name, latency_tables=latency_tables,
+                      metadata={"scheduled": module.is_scheduled})
+
+
+def from_jax(fn, *args, donate_argnums=(), hardware: str | Hardware = "tpu_v4i",
+             name: str | None = None, fast_memory: int | None = None,
+             latency_tables: bool = True) -> Problem:
+    """A problem from a JAX function: `jax.jit(fn).lower(*args).compile()` on the default
+    backend, then `from_hlo_text`. `args` may be `jax.ShapeDtypeStruct`s (nothing is run)."""
+    import jax
+
+    compiled = jax.jit(fn, donate_argnums=donate_argnums).lower(*args).compile()
+    return from_hlo_text(compiled.as_text(), hardware=hardware, latency_tables=latency_tables,
+                         name=name or getattr(fn, "__name__", "jax_function"),
+                         fast_memory=fast_memory)
+
+
+def _hardware(spec, fast_memory):
+    return hardware(spec, fast_memory=fast_memory)
