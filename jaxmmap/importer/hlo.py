@@ -199,7 +199,7 @@ def parse_instruction(line: str) -> Instruction:
     for part in _split_top(rest[close:]):
         key, _, value = part.partition("=")
         attrs[key.strip()] = value.strip()
-    if opcode in ("parameter", "constant", "get-tuple-element") or opcode.startswith("iota"):
+    if opcode in ("parameter", "constant"):
         operands = [operand_text.strip()]  # the parameter number, constant literal...
     else:
         # Operands are `%name`, or `f32[2]{0} %name` in older dumps.

@@ -121,7 +121,7 @@ class _Flattener:
             k = int(ins.operands[0])
             if params is not None:
                 return params[k]
-            return [self.new_tensor(s, f"{ins.name}{list(p)}") for p, s in ins.shape.leaves()]
+            return [self.new_tensor(s, value_name(ins.name, p)) for p, s in ins.shape.leaves()]
         if op == "constant":
             return [self.new_tensor(s, ins.name) for _, s in ins.shape.leaves()]
         if op == "tuple":
@@ -146,7 +146,7 @@ class _Flattener:
 
     def work(self, ins: Instruction, operand_leaves: list[list[int]], trip: float) -> list[int]:
         index = len(self.steps)
-        outputs = [self.new_tensor(s, f"{ins.name}{list(p) if p else ''}", producer=index)
+        outputs = [self.new_tensor(s, value_name(ins.name, p), producer=index)
                    for p, s in ins.shape.leaves()]
         step = Step(index, ins, trip, operand_leaves, outputs)
         for t in step.inputs:
@@ -188,13 +188,16 @@ class _Flattener:
         for other in roots[1:]:
             for a, b in zip(roots[0], other):
                 self.union(a, b)
+        if self.steps:  # the branch index is read by the conditional, after its branches
+            for t in operand_leaves[0]:
+                self.tensors[t].live_end = max(self.tensors[t].live_end, len(self.steps) - 1)
         return roots[0]
 
     def run(self) -> Program:
         self._shapes = {i.name: i.shape for c in self.module.computations.values()
                         for i in c.instructions}
         entry = self.module.entry_computation
-        params = {k: [self.new_tensor(s, f"{p.name}{list(path) if path else ''}")
+        params = {k: [self.new_tensor(s, value_name(p.name, path))
                       for path, s in p.shape.leaves()]
                   for k, p in entry.parameters.items()}
         outputs = self.walk(entry, params, 1.0)
@@ -213,6 +216,11 @@ class _Flattener:
                     t.live_end = max(t.live_end, end)
         return Program(module=self.module, steps=self.steps, tensors=self.tensors,
                        parent=self.parent, loops=self.loops, unmerged=self.unmerged)
+
+
+def value_name(instruction: str, path: tuple[int, ...]) -> str:
+    """XLA's name of an output leaf: `fusion.3`, or `while.5{1}` inside a tuple."""
+    return f"{instruction}{{{','.join(map(str, path))}}}" if path else instruction
 
 
 def comp_shape(comp: Computation, name: str) -> Shape:

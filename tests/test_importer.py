@@ -1,0 +1,172 @@
+"""The HLO importer against XLA's own analyses of the same modules (committed dumps), and on
+programs compiled here."""
+
+import pathlib
+import re
+from collections import defaultdict
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmmap import Rules, play, validate
+from jaxmmap.importer import PRESETS, Hardware, from_hlo_text, from_jax
+from jaxmmap.importer.hlo import HloParseError, parse_module, parse_shape
+from jaxmmap.importer.program import flatten
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "hlo"
+NAMES = sorted(p.name.split(".")[0] for p in FIXTURES.glob("*.after_optimizations.txt"))
+
+
+def _xla_buffers(name):
+    """value name -> (allocation, offset, size) from XLA's buffer assignment."""
+    text = (FIXTURES / f"{name}.after_optimizations-buffer-assignment.txt").read_text()
+    out, alloc = {}, None
+    for line in text.splitlines():
+        m = re.match(r"allocation (\d+):", line)
+        if m:
+            alloc = int(m.group(1))
+        m = re.match(r"\s*value: <\d+ (\S+?)(?: \(phi\))? @\d+> \(size=(\d+),offset=(\d+)\)", line)
+        if m and alloc is not None:
+            out[m.group(1).replace("{}", "")] = (alloc, int(m.group(3)), int(m.group(2)))
+    return out
+
+
+def _xla_live_ranges(name):
+    """(instruction sequence, value name -> (start, end) positions) from XLA's live ranges."""
+    text = (FIXTURES / f"{name}.after_optimizations-live-range.txt").read_text()
+    sequence = re.findall(r"^\s+(\d+):(\S+)$", text.split("BufferLiveRange")[0], re.M)
+    ranges = {m.group(1).replace("{}", ""): (int(m.group(2)), int(m.group(3)))
+              for m in re.finditer(r"^\s+(\S+):(\d+)-(\d+)$", text.split("BufferLiveRange")[1], re.M)}
+    return [n for _, n in sequence], ranges
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def imported(request):
+    text = (FIXTURES / f"{request.param}.after_optimizations.txt").read_text()
+    return request.param, flatten(parse_module(text))
+
+
+def test_sizes_match_xla(imported):
+    name, program = imported
+    xla = _xla_buffers(name)
+    tensors = [t for t in program.tensors if t.bytes > 0]
+    found = [t for t in tensors if t.name in xla]
+    assert len(found) >= 0.9 * len(tensors), [t.name for t in tensors if t.name not in xla]
+    for t in found:
+        assert t.bytes == xla[t.name][2], t.name
+
+
+def test_alias_groups_share_one_xla_allocation_and_offset(imported):
+    name, program = imported
+    xla = _xla_buffers(name)
+    groups = defaultdict(list)
+    for t in program.tensors:
+        groups[program.group(t.id)].append(t)
+    aliased = [g for g in groups.values() if len(g) > 1]
+    assert aliased, "every fixture has aliasing (loop carries or donation)"
+    for group in aliased:
+        places = {xla[t.name][:2] for t in group if t.name in xla}
+        assert len(places) == 1, (name, [(t.name, xla.get(t.name)) for t in group])
+
+
+def test_live_ranges_match_xla_outside_loops(imported):
+    name, program = imported
+    sequence, ranges = _xla_live_ranges(name)
+    position = {ins: k for k, ins in enumerate(sequence)}
+    step_at = np.array([position[s.instruction.name] for s in program.steps])
+
+    def floor_step(pos):  # the last step at or before an XLA sequence position
+        return int(np.searchsorted(step_at, pos, side="right") - 1)
+
+    in_loop = lambda step: any(a <= step <= b for a, b in program.loops)  # noqa: E731
+    # XLA splits loop-carried values into phi values with live ranges of their own, and keeps
+    # entry parameters alive to the end: compare the rest.
+    looped = {program.group(t.id) for t in program.tensors
+              if (t.producer >= 0 and in_loop(t.producer)) or any(in_loop(u) for u in t.uses)}
+    checked = 0
+    for t in program.tensors:
+        if t.producer < 0 or t.bytes == 0 or t.name not in ranges or program.group(t.id) in looped:
+            continue
+        start, end = program.live_range(t)
+        xla_start, xla_end = ranges[t.name]
+        assert start == floor_step(xla_start), t.name
+        assert end == floor_step(xla_end), (t.name, (start, end), (xla_start, xla_end))
+        checked += 1
+    assert checked >= 2
+
+
+def test_steps_are_the_instructions_that_do_work_in_schedule_order(imported):
+    name, program = imported
+    sequence, _ = _xla_live_ranges(name)
+    position = {ins: k for k, ins in enumerate(sequence)}
+    ops = {s.instruction.opcode for s in program.steps}
+    assert not ops & {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "while"}
+    order = [position[s.instruction.name] for s in program.steps]
+    assert order == sorted(order)  # XLA's flattened order, loops laid out as cond then body
+
+
+def test_parse_shapes_and_errors():
+    assert parse_shape("f32[4,8]{1,0}").bytes == 128
+    assert parse_shape("bf16[<=16,2]").bytes == 64
+    s = parse_shape("(s32[], (f32[2]{0}, pred[3]), token[])")
+    assert [p for p, _ in s.leaves()] == [(0,), (1, 0), (1, 1), (2,)]
+    assert [leaf.bytes for _, leaf in s.leaves()] == [4, 8, 3, 0]
+    with pytest.raises(HloParseError, match="HloModule"):
+        parse_module("not hlo")
+    bad = (FIXTURES / "scan_dus_donated.after_optimizations.txt").read_text().replace(
+        "f32[4,8]{1,0} parameter(0)", "f32[4,8]{1,0 parameter(0)", 1)
+    with pytest.raises(HloParseError, match="line"):
+        parse_module(bad)
+
+
+@pytest.mark.parametrize("hardware", sorted(PRESETS))
+def test_fixture_problems_are_valid_and_playable(hardware):
+    text = (FIXTURES / "mlp_train_donated.after_optimizations.txt").read_text()
+    problem = from_hlo_text(text, hardware=hardware, fast_memory=64 * 1024)
+    assert problem.metadata["hardware"]["name"] == hardware
+    assert problem.num_buffers > 50 and np.all(problem.supply > 0)
+    assert np.all(problem.demand > 0) and np.any(problem.alias_id >= 0)
+    assert len(problem.latency_tables) == problem.num_steps
+    solution, summary = play(problem, "greedy", rules=Rules(columns=256))
+    assert validate(problem, solution).ok and summary["best_return"] > 0
+
+
+def test_from_jax_while_loop_trip_count_scales_costs():
+    def f(x, n):
+        return jax.lax.fori_loop(0, n, lambda i, c: jnp.tanh(c @ c), x)
+
+    x = jax.ShapeDtypeStruct((64, 64), jnp.float32)
+    one = from_jax(lambda x: f(x, 1), x, name="one")
+    many = from_jax(lambda x: f(x, 10), x, name="many")
+    assert many.metadata["loops"] >= 1
+    assert many.supply.sum() > 5 * one.supply.sum()
+
+
+ROOFLINE_HLO = """HloModule roofline, is_scheduled=true
+ENTRY %main (a: f32[1024,1024], b: f32[1024,1024]) -> f32[1024,1024] {
+  %a = f32[1024,1024]{1,0} parameter(0)
+  %b = f32[1024,1024]{1,0} parameter(1)
+  %dot = f32[1024,1024]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %add = f32[1024,1024]{1,0} add(%dot, %a)
+}
+"""
+
+
+def test_roofline_costs_by_hand():
+    """A matmul is compute-bound (fast memory cannot help); an add is memory-bound."""
+    hw = Hardware(name="test", fast_memory=2 ** 30, slow_bandwidth=1e12, fast_bandwidth=4e12,
+                  copy_bandwidth=0.5e12, peak_flops=1e12, overhead_us=1.0, source="by hand")
+    p = from_hlo_text(ROOFLINE_HLO, hardware=hw)
+    mb = 4 * 2 ** 20  # bytes of one matrix
+    dot_us = 1.0 + 2 * 1024 ** 3 / 1e12 * 1e6  # compute-bound
+    add_slow_us = 1.0 + 3 * mb / 1e12 * 1e6  # memory-bound: read dot and a, write add
+    np.testing.assert_allclose(p.supply, [dot_us, 1.0 + 3 * mb / 4e12 * 1e6])
+    dot_buffers = p.target_time == 0
+    assert p.num_buffers == 6 and np.all(p.benefit[dot_buffers] == 0)
+    np.testing.assert_allclose(p.benefit[~dot_buffers], mb / 1e12 * 1e6 * (1 - 1 / 4))
+    np.testing.assert_allclose(p.demand, mb / 0.5e12 * 1e6)
+    table = p.latency_tables[1].latency
+    np.testing.assert_allclose([table[0], table[-1]], [add_slow_us, 1.0 + 3 * mb / 4e12 * 1e6])
+    assert (p.alias_id == -1).all() and p.live_end[p.tensor_id == p.tensor_id[-1]].max() == 1
