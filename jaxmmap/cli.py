@@ -1,4 +1,4 @@
-"""The `jaxmmap` command line: check, play, validate, generate.
+"""The `jaxmmap` command line: check, play, validate, import, generate.
 
 A PROBLEM argument is a file (`.json` or `.json.gz`) or `bundled:NAME` for an instance shipped
 with the package (`bundled:tiny`).
@@ -96,6 +96,46 @@ def _generate(args) -> int:
     return 0
 
 
+def _shape_struct(spec: str):
+    """`f32[4,8]` (or `bf16[2]`, `s32[]`) as a jax.ShapeDtypeStruct."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxmmap.importer.hlo import parse_shape
+    shape = parse_shape(spec)
+    dtypes = {"pred": jnp.bool_, "bf16": jnp.bfloat16, "f16": jnp.float16, "f32": jnp.float32,
+              "f64": jnp.float64, "s8": jnp.int8, "s16": jnp.int16, "s32": jnp.int32,
+              "s64": jnp.int64, "u8": jnp.uint8, "u32": jnp.uint32}
+    if shape.is_tuple or shape.dtype not in dtypes:
+        raise ProblemError(f"--shapes: cannot use {spec!r}; write e.g. f32[4,8]")
+    return jax.ShapeDtypeStruct(shape.dims, dtypes[shape.dtype])
+
+
+def _import(args) -> int:
+    import importlib
+
+    from jaxmmap.importer import from_hlo_text, from_jax
+    options = dict(hardware=args.hardware, fast_memory=args.fast_memory)
+    if args.hlo:
+        with open(args.hlo, encoding="utf-8") as f:
+            problem = from_hlo_text(f.read(), name=args.name, **options)
+    elif args.function:
+        module_name, _, attr = args.function.partition(":")
+        if not attr:
+            raise ProblemError("give the function as module:function")
+        fn = getattr(importlib.import_module(module_name), attr)
+        shapes = [_shape_struct(s) for s in args.shapes]
+        problem = from_jax(fn, *shapes, donate_argnums=tuple(args.donate), name=args.name or attr,
+                           **options)
+    else:
+        raise ProblemError("give a function (module:function --shapes ...) or --hlo FILE")
+    save_problem(problem, args.output)
+    summary = summarize(problem, columns_for(problem, "auto"))
+    print(json.dumps({"file": args.output, **{k: summary[k] for k in (
+        "name", "buffers", "steps", "tensors", "alias_groups", "memory_pressure")}}, indent=2))
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jaxmmap", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -128,6 +168,17 @@ def _parser() -> argparse.ArgumentParser:
                    help="accept NoCopy data moving to another offset (the paper's lowest rule)")
     p.set_defaults(run=_validate)
 
+    p = sub.add_parser("import", help="make a problem from a JAX function or an HLO dump")
+    p.add_argument("function", nargs="?", help="module:function to compile with jax.jit")
+    p.add_argument("--shapes", nargs="*", default=[], help="argument shapes, e.g. f32[32,784]")
+    p.add_argument("--donate", type=int, nargs="*", default=[], help="donated argument numbers")
+    p.add_argument("--hlo", help="an optimized HLO text dump (*after_optimizations.txt)")
+    p.add_argument("--hardware", default="tpu_v4i", help="tpu_v4i, gpu or dram_pmem")
+    p.add_argument("--fast-memory", type=int, help="bytes of fast memory (default: the preset's)")
+    p.add_argument("--name")
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(run=_import)
+
     p = sub.add_parser("generate", help="write a random program as a problem file")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--instructions", type=int, default=64)
@@ -142,9 +193,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from jaxmmap.importer.hlo import HloParseError
     try:
         return args.run(args)
-    except ProblemError as e:
+    except (ProblemError, HloParseError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 

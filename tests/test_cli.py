@@ -1,6 +1,7 @@
 """The command line, end to end on small problems."""
 
 import json
+import pathlib
 
 from jaxmmap import load_solution, validate
 from jaxmmap.cli import main
@@ -45,3 +46,25 @@ def test_check_reports_bad_file(tmp_path, capsys):
                                "supply": [1.0], "buffers": {"size": [1]}}))
     assert main(["check", str(bad)]) == 1
     assert "buffers.is_output: missing" in capsys.readouterr().err
+
+
+def test_import_function_and_hlo(tmp_path, capsys, monkeypatch):
+    (tmp_path / "userprog.py").write_text(
+        "import jax.numpy as jnp\n\ndef mlp(x, w1, w2):\n    return jnp.tanh(x @ w1) @ w2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "mlp.json.gz"
+    assert main(["import", "userprog:mlp", "--shapes", "f32[32,784]", "f32[784,512]",
+                 "f32[512,10]", "--hardware", "gpu", "--fast-memory", "1000000", "-o", str(out)]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert made["steps"] >= 2 and made["buffers"] >= 6 and made["memory_pressure"] > 1
+    hlo = pathlib.Path(__file__).parent / "fixtures" / "hlo" / "cond_carry.after_optimizations.txt"
+    out2 = tmp_path / "cc.json"
+    assert main(["import", "--hlo", str(hlo), "--hardware", "dram_pmem", "-o", str(out2)]) == 0
+    capsys.readouterr()
+    for problem in (out, out2):
+        solution = tmp_path / "s.json"
+        assert main(["play", str(problem), "-o", str(solution)]) == 0
+        assert main(["validate", str(problem), str(solution)]) == 0
+        capsys.readouterr()
+    assert main(["import", "userprog:mlp", "--shapes", "f32[2,(3)]", "-o", str(out)]) == 1
+    assert main(["import", "-o", str(out)]) == 1

@@ -155,7 +155,10 @@ def parse_shape(text: str) -> Shape:
         if text in ("token", "opaque"):
             return Shape(dtype=text)
         raise HloParseError(f"cannot read the shape {text[:60]!r}")
-    dims = tuple(int(d.replace("<=", "")) for d in m.group(2).split(",") if d.strip())
+    try:
+        dims = tuple(int(d.replace("<=", "")) for d in m.group(2).split(",") if d.strip())
+    except ValueError:
+        raise HloParseError(f"cannot read the dimensions of {text[:60]!r}") from None
     return Shape(dtype=m.group(1), dims=dims)
 
 
