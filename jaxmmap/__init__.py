@@ -3,7 +3,8 @@
 Files and checks:   load_problem, save_problem, load_solution, save_solution, validate
 The game:           Rules, make_instance, init, step, legal_action_mask, State, Environment
 Playing:            play, rollout, to_solution, random_policy, greedy_policy
-Instances:          generate (random programs), bundled (instances shipped with the package)
+Instances:          generate (random programs), bundled (instances shipped with the package),
+                    from_jax / from_hlo_text (real programs), benchmarks (the bundled suite)
 The specification:  ReferenceGame (plain NumPy), docs/game.md
 """
 
@@ -18,6 +19,8 @@ from jaxmmap.problem import (
 from jaxmmap.reference import ReferenceGame
 from jaxmmap.rules import Rules
 from jaxmmap.validator import Report, Violation, validate
+from jaxmmap import benchmarks, importer  # noqa: E402  (subpackages, imported last)
+from jaxmmap.importer import from_hlo_text, from_jax  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -27,5 +30,5 @@ __all__ = [
     "Violation", "action_rewards", "bucket", "bundled", "generate", "greedy_policy", "init",
     "legal_action_mask", "load_problem", "load_solution", "make_instance", "play",
     "random_policy", "rollout", "save_problem", "save_solution", "step", "to_solution",
-    "validate",
+    "validate", "from_jax", "from_hlo_text", "benchmarks", "importer",
 ]

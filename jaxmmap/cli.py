@@ -1,7 +1,8 @@
 """The `jaxmmap` command line: check, play, validate, import, generate.
 
-A PROBLEM argument is a file (`.json` or `.json.gz`) or `bundled:NAME` for an instance shipped
-with the package (`bundled:tiny`).
+A PROBLEM argument is a file (`.json` or `.json.gz`), `bundled:NAME` for an instance shipped
+with the package (`bundled:tiny`), or `suite:NAME` for one of the benchmark suite
+(`jaxmmap.benchmarks.names()`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ def open_problem(arg: str) -> Problem:
     if arg.startswith("bundled:"):
         from jaxmmap.generator import bundled
         return bundled(arg.split(":", 1)[1])
+    if arg.startswith("suite:"):
+        from jaxmmap import benchmarks
+        try:
+            return benchmarks.load(arg.split(":", 1)[1])
+        except KeyError as e:
+            raise ProblemError(str(e)) from None
     return load_problem(arg)
 
 
@@ -54,7 +61,7 @@ def summarize(problem: Problem, columns: int = 256) -> dict:
 
 
 def _check(args) -> int:
-    data = None if args.file.startswith("bundled:") else read_json(args.file)
+    data = None if args.file.startswith(("bundled:", "suite:")) else read_json(args.file)
     if isinstance(data, dict) and str(data.get("format", "")).startswith("jaxmmap.solution"):
         solution = load_solution(args.file)
         print(f"{args.file}: a well-formed solution for {solution.problem!r}, {solution.num_buffers} buffers")

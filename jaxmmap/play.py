@@ -18,7 +18,7 @@ import numpy as np
 from jaxmmap import game
 from jaxmmap.instance import Instance, make_instance
 from jaxmmap.problem import Problem, Solution
-from jaxmmap.rules import Rules, discretize
+from jaxmmap.rules import Rules, discretize, exact_return
 
 Policy = Callable[[jax.Array, game.State], jax.Array]
 
@@ -66,15 +66,17 @@ def to_solution(problem: Problem, state: game.State, rules: Rules = Rules(), *,
         raise ValueError("only a finished game that was not lost has a solution")
     b = jax.device_get(state.board)
     n = problem.num_buffers
-    col_bytes = discretize(problem, rules).col_bytes
+    d = discretize(problem, rules)
     arr = lambda x: np.asarray(x[:n], np.int64)  # noqa: E731
-    offset = arr(b.offset)
-    return Solution(problem=problem.name, solver=solver, ret=float(b.ret), action=arr(b.action),
-                    offset=np.where(offset >= 0, offset * col_bytes, -1),
+    offset, action = arr(b.offset), arr(b.action)
+    return Solution(problem=problem.name, solver=solver, ret=exact_return(problem, action, d),
+                    action=action,
+                    offset=np.where(offset >= 0, offset * d.col_bytes, -1),
                     alloc_start=arr(b.alloc_start), alloc_end=arr(b.alloc_end),
                     copy_start=arr(b.copy_start), copy_end=arr(b.copy_end),
                     rules=rules.to_json(),
-                    metadata={"moves": int(state.moves), "restores": int(state.restores)})
+                    metadata={"moves": int(state.moves), "restores": int(state.restores),
+                              "float32_return": float(b.ret)})
 
 
 def play(problem: Problem, policy: str = "greedy", *, seed: int = 0, games: int = 1,

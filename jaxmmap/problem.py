@@ -171,10 +171,15 @@ def read_json(path: str | os.PathLike) -> Any:
 
 
 def _write_json(path: str | os.PathLike, data: Any) -> None:
+    """Writes compact JSON; a `.gz` file is byte-for-byte reproducible (no name, no time)."""
     path = os.fspath(path)
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "wt", encoding="utf-8") as f:
-        json.dump(data, f, separators=(",", ":"))
+    text = json.dumps(data, separators=(",", ":")).encode("utf-8")
+    with open(path, "wb") as raw:
+        if path.endswith(".gz"):
+            with gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
+                gz.write(text)
+        else:
+            raw.write(text)
 
 
 def load_problem(path: str | os.PathLike) -> Problem:

@@ -156,3 +156,18 @@ def auto_columns(problem: Problem, *, max_loss: float = 0.05, smallest: int = 25
     while columns < largest and capacity_loss(problem, columns)["size_rounding"] > max_loss:
         columns *= 2
     return columns
+
+
+def exact_return(problem: Problem, action: np.ndarray, d: Discretized | None = None) -> float:
+    """The return of a finished game from its decisions, in float64: the static benefits of the
+    placed buffers in no latency table, plus each table's gain for its placed buffers (the
+    dynamic rewards of one table add up to that). The JAX game sums its rewards in float32;
+    solution files carry this exact value."""
+    d = discretize(problem) if d is None else d
+    placed = (action == 0) | (action == 1)
+    total = float(np.sum(problem.benefit[placed & (d.table < 0)]))
+    for j in range(d.gain.shape[0]):
+        members = placed & (d.table == j)
+        mask = int(np.sum(np.left_shift(1, d.table_bit[members])))
+        total += float(d.gain[j, mask])
+    return total

@@ -1,0 +1,45 @@
+"""The benchmark suite: problems made from real JAX programs, bundled with the package.
+
+    jaxmmap.benchmarks.names()              # ["alexnet_train_b32@tpu_v4i", ...]
+    jaxmmap.benchmarks.load("gpt_small_train@gpu")
+    jaxmmap.benchmarks.info()               # one summary row per instance
+
+The files are made by `python benchmarks/make_suite.py` (deterministic for a jax version), which
+compiles the programs of `jaxmmap.workloads` on the CPU and imports them with
+`jaxmmap.importer` on the hardware presets; `docs/benchmarks.md` lists them.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+
+from jaxmmap.problem import Problem, load_problem
+
+_DIR = "data/suite"
+
+
+def _root():
+    return importlib.resources.files("jaxmmap").joinpath(_DIR)
+
+
+@functools.cache
+def info() -> tuple[dict, ...]:
+    """The suite's index: name, workload, hardware and size figures of every instance."""
+    index = _root().joinpath("index.json")
+    if not index.is_file():
+        return ()
+    return tuple(json.loads(index.read_text(encoding="utf-8"))["instances"])
+
+
+def names() -> list[str]:
+    return [row["name"] for row in info()]
+
+
+def load(name: str) -> Problem:
+    """The bundled instance `name` (see `names()`)."""
+    if name not in names():
+        raise KeyError(f"no bundled instance {name!r}; there are: {', '.join(names())}")
+    with importlib.resources.as_file(_root().joinpath(f"{name}.json.gz")) as path:
+        return load_problem(path)
