@@ -4,16 +4,15 @@
     python benchmarks/make_suite.py --only gpt_small_train
 
 Each instance is one program of `jaxmmap.workloads`, compiled for the CPU (its optimized,
-scheduled HLO), imported with `jaxmmap.importer` on one hardware preset. Where the preset's fast
-memory would hold the whole program (no decision to make), the instance instead gets a fast
-memory of a stated fraction of the program's peak live bytes: the pressure a real chip sees on
-larger batches or several programs at once. Deterministic for a given jax version.
+scheduled HLO), imported with `jaxmmap.importer` on one hardware preset. An entry may give a
+fraction: the fast memory is then that fraction of the program's peak live bytes where this is
+smaller than the preset's (the pressure a real chip sees with larger batches or several programs
+at once), and the instance's name says so (`-NN`). Deterministic for a given jax version.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -63,13 +62,13 @@ def build(workload: str, hardware: str, fraction: float | None, cache: dict):
         t0 = time.perf_counter()
         cache[workload] = (workloads.compiled_hlo_text(workloads.get(workload)), time.perf_counter() - t0)
     text, seconds = cache[workload]
-    name = f"{workload}@{hardware}" + (f"-{int(fraction * 100)}" if fraction else "")
-    problem = from_hlo_text(text, hardware=hardware, name=name)
-    summary = summarize(problem)
+    problem = from_hlo_text(text, hardware=hardware, name=f"{workload}@{hardware}")
     if fraction is not None:
-        memory = max(1, int(fraction * summary["peak_live_bytes"]))
-        problem = dataclasses.replace(problem, memory_size=memory,
-                                      metadata={**problem.metadata, "fast_memory_fraction": fraction})
+        memory = max(1, int(fraction * summarize(problem)["peak_live_bytes"]))
+        if memory < problem.memory_size:
+            problem = from_hlo_text(text, hardware=hardware, fast_memory=memory,
+                                    name=f"{workload}@{hardware}-{int(fraction * 100)}")
+            problem.metadata["fast_memory_fraction"] = fraction
     return problem, seconds
 
 
@@ -122,7 +121,7 @@ imported with `jaxmmap.importer` (see `docs/importer.md`): `jaxmmap.benchmarks.n
 `jaxmmap.benchmarks.load(name)`. Regenerate with `python benchmarks/make_suite.py`.
 
 An instance is named `workload@hardware`, with `-NN` when its fast memory is NN% of the program's
-peak live bytes instead of the preset's size (which would hold small programs whole). *Pressure*
+peak live bytes, smaller than the preset's size (which would hold small programs whole). *Pressure*
 is peak live bytes over fast memory; *columns* is what `--columns auto` picks, and *rounding
 loss* the share of the buffers' bytes that grid rounding wastes at that resolution.
 

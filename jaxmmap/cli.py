@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 import numpy as np
@@ -130,6 +131,8 @@ def _import(args) -> int:
         module_name, _, attr = args.function.partition(":")
         if not attr:
             raise ProblemError("give the function as module:function")
+        if os.getcwd() not in sys.path:  # as `python -m` would: modules of the working directory
+            sys.path.insert(0, os.getcwd())
         fn = getattr(importlib.import_module(module_name), attr)
         shapes = [_shape_struct(s) for s in args.shapes]
         problem = from_jax(fn, *shapes, donate_argnums=tuple(args.donate), name=args.name or attr,

@@ -33,7 +33,7 @@ def to_problem(program: Program, hw: Hardware, *, name: str, latency_tables: boo
         groups.setdefault(program.group(t.id), []).append(t.id)
     for step in program.steps:
         cost = step_cost(step, program, hw, shapes)
-        supply.append(cost.latency(frozenset(cost.traffic)))
+        supply.append(cost.latency(frozenset(cost.traffic)) / step.trip)  # one run of a loop body
         base = cost.latency()
         first = len(cols["size"])
         used = [(t, False) for t in step.inputs] + [(t, True) for t in step.outputs]
@@ -85,6 +85,11 @@ def from_hlo_text(text: str, *, hardware: str | Hardware = "tpu_v4i", name: str 
                   fast_memory: int | None = None, latency_tables: bool = True) -> Problem:
     """A problem from the text of an optimized, scheduled HLO module (any backend's dump)."""
     module = parse_module(text)
+    if not module.is_scheduled:
+        raise HloParseError(
+            f"module {module.name} is not scheduled (no is_scheduled=true): import the optimized "
+            "module (*after_optimizations.txt, or compiled.as_text()), whose instruction order is "
+            "the schedule and whose copies are inserted")
     hw = _hardware(hardware, fast_memory)
     return to_problem(flatten(module), hw, name=name or module.name, latency_tables=latency_tables,
                       metadata={"scheduled": module.is_scheduled})

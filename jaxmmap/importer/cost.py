@@ -7,7 +7,9 @@ operations takes, with the buffers of `S` in fast memory,
     L(S) = trip * (overhead + max(F / peak_flops, sum_b B_b / (fast_bw if b in S else slow_bw)))
 
 (a roofline; `trip` is how many times a loop body runs). As in the paper: the supply of its step
-is `L(every buffer fast)` (an underestimate of its time, so that copies never lengthen it); a
+is `L(every buffer fast)` (an underestimate of its time, so that copies never lengthen it), for
+one run of a loop body (a value prefetched for a loop's first iteration cannot use the time of
+the later ones; a copy made in every iteration has its demand and that supply both per run); a
 buffer's static benefit is `L({}) - L({b})`; its demand is `bytes / copy_bw`; the latency table
 of a step covers its (up to 8) buffers that move the most bytes.
 
@@ -21,9 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 from jaxmmap.importer.hlo import Instruction, Module, Shape
-from jaxmmap.importer.program import Program, Step
+from jaxmmap.importer.program import IN_PLACE, Program, Step, in_place_aliases
 
 MAX_TABLE = 8
 SLICING = {"slice", "dynamic-slice", "gather"}
@@ -98,9 +101,14 @@ def hardware(spec: str | Hardware, *, fast_memory: int | None = None) -> Hardwar
 def flops(ins: Instruction, module: Module, shapes: dict[str, Shape]) -> float:
     """Floating-point operations of one instruction (a fusion: of its fused body)."""
     if ins.opcode == "fusion" and ins.called("calls"):
-        body = module.computations[ins.called("calls")[0]]
+        body = module.computation(ins.called("calls")[0])
         inner = {i.name: i.shape for i in body.instructions}
         return sum(flops(i, module, inner) for i in body.instructions)
+    if ins.opcode in ("reduce", "reduce-window"):  # also variadic (argmax...): every input
+        inputs = ins.operands[: max(1, len(ins.operands) // 2)]
+        return float(sum(shapes[o].elements for o in inputs if o in shapes) or ins.shape.elements)
+    if ins.opcode == "custom-call" and re.search(r"gemm|matmul", ins.attrs.get("custom_call_target", ""), re.I):
+        return _gemm_flops(ins, shapes)
     if ins.opcode in NO_ARITHMETIC or ins.shape.is_tuple:
         return 0.0
     if ins.opcode == "dot":
@@ -115,20 +123,52 @@ def flops(ins: Instruction, module: Module, shapes: dict[str, Shape]) -> float:
             return 2.0 * ins.shape.elements
         per_output = kernel.elements // max(1, kernel.dims[kernel_labels.index("o")])
         return 2.0 * ins.shape.elements * per_output
-    if ins.opcode in ("reduce", "reduce-window"):
-        src = shapes.get(ins.operands[0])
-        return float(src.elements if src else ins.shape.elements)
     return float(ins.shape.elements)
 
 
-def read_bytes(ins: Instruction, module: Module, operand: int, full: int) -> int:
+def _gemm_flops(ins: Instruction, shapes: dict[str, Shape]) -> float:
+    """A library matmul (a GPU `__cublas$gemm` custom call): 2 * output * contracted size, from
+    its backend config's dot dimension numbers."""
+    out = ins.shape.tuple[0] if ins.shape.is_tuple else ins.shape
+    m = re.search(r'"lhs_contracting_dimensions"\s*:\s*\[([^\]]*)\]', ins.attrs.get("backend_config", ""))
+    lhs = shapes.get(ins.operands[0]) if ins.operands else None
+    if not m or lhs is None:
+        return 2.0 * out.elements
+    dims = [int(d.strip().strip('"')) for d in m.group(1).split(",") if d.strip()]
+    return 2.0 * out.elements * math.prod(lhs.dims[d] for d in dims)
+
+
+def in_place_updates(ins: Instruction, module: Module) -> dict[tuple[int, ...], tuple[int, int]]:
+    """Output leaf path -> (operand updated in place, bytes of the update): a
+    dynamic-update-slice or scatter, bare or at the root of a fusion, touches only its update."""
+    out = {}
+    for path, (operand, _) in in_place_aliases(module, ins).items():
+        node, shapes = ins, None
+        if ins.opcode == "fusion":
+            body = module.computation(ins.called("calls")[0])
+            shapes = {i.name: i.shape for i in body.instructions}
+            root = body.root
+            node = root if not path else next(i for i in body.instructions if i.name == root.operands[path[0]])
+        if node.opcode not in IN_PLACE:
+            continue
+        update = node.operands[1] if node.opcode == "dynamic-update-slice" else node.operands[-1]
+        size = (shapes or _OPERAND_SHAPES.get(id(module), {})).get(update)
+        out[path] = (operand, size.bytes if size is not None else 0)
+    return out
+
+
+_OPERAND_SHAPES: dict[int, dict[str, Shape]] = {}
+
+
+def read_bytes(ins: Instruction, module: Module, operand: int, full: int,
+               in_place: dict | None = None) -> int:
     """Bytes an instruction reads of one operand leaf of `full` bytes."""
+    if in_place and any(op == operand for op, _ in in_place.values()):
+        return 0  # updated in place: only the update is touched (counted as the write)
     if ins.opcode in SLICING and operand == 0:
         return min(full, ins.shape.bytes)
-    if ins.opcode == "dynamic-update-slice" and operand == 0:
-        return 0  # updated in place
     if ins.opcode == "fusion" and ins.called("calls"):
-        body = module.computations[ins.called("calls")[0]]
+        body = module.computation(ins.called("calls")[0])
         param = body.parameters.get(operand)
         if param is not None:
             users = [i for i in body.instructions if param.name in i.operands]
@@ -140,14 +180,20 @@ def read_bytes(ins: Instruction, module: Module, operand: int, full: int) -> int
 def step_traffic(step: Step, program: Program) -> dict[int, int]:
     """Bytes the step moves, per tensor (reads and writes)."""
     ins, module = step.instruction, program.module
+    if id(module) not in _OPERAND_SHAPES:
+        _OPERAND_SHAPES[id(module)] = {i.name: i.shape for c in module.computations.values()
+                                       for i in c.instructions}
+    in_place = in_place_updates(ins, module)
     traffic: dict[int, int] = {}
     for k, leaves in enumerate(step.operands):
         for t in leaves:
-            traffic[t] = traffic.get(t, 0) + read_bytes(ins, module, k, program.tensors[t].bytes)
-    for t in step.outputs:
+            read = read_bytes(ins, module, k, program.tensors[t].bytes, in_place)
+            traffic[t] = traffic.get(t, 0) + read
+    paths = [p for p, _ in ins.shape.leaves()]
+    for path, t in zip(paths, step.outputs):
         written = program.tensors[t].bytes
-        if ins.opcode == "dynamic-update-slice" and len(step.operands) > 1:
-            written = min(written, sum(program.tensors[u].bytes for u in step.operands[1]))
+        if path in in_place:
+            written = min(written, in_place[path][1])
         traffic[t] = traffic.get(t, 0) + written
     return traffic
 

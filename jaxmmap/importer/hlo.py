@@ -13,8 +13,8 @@ import dataclasses
 import math
 import re
 
-DTYPE_BYTES = {
-    "pred": 1, "s2": 1, "u2": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2,
+DTYPE_BYTES = {  # unpacked storage; a layout with E(bits) packs sub-byte types
+    "pred": 1, "s1": 1, "u1": 1, "s2": 1, "u2": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2,
     "s32": 4, "u32": 4, "s64": 8, "u64": 8, "f8e4m3fn": 1, "f8e5m2": 1, "f8e4m3": 1,
     "f8e4m3fnuz": 1, "f8e5m2fnuz": 1, "f8e3m4": 1, "f8e4m3b11fnuz": 1, "f8e8m0fnu": 1,
     "f4e2m1fn": 1, "bf16": 2, "f16": 2, "f32": 4, "f64": 8, "c64": 8, "c128": 16,
@@ -33,6 +33,7 @@ class Shape:
     dtype: str = ""
     dims: tuple[int, ...] = ()
     tuple: tuple["Shape", ...] | None = None
+    element_bits: int | None = None  # from a packed layout `{...:E(4)}`, else the dtype's
 
     @property
     def is_tuple(self) -> bool:
@@ -44,7 +45,11 @@ class Shape:
 
     @property
     def bytes(self) -> int:
-        return self.elements * DTYPE_BYTES.get(self.dtype, 4) if not self.is_tuple else 0
+        if self.is_tuple:
+            return 0
+        if self.element_bits is not None:
+            return -(-self.elements * self.element_bits // 8)
+        return self.elements * DTYPE_BYTES.get(self.dtype, 4)
 
     def leaves(self) -> list[tuple[tuple[int, ...], "Shape"]]:
         """(index path, array shape) of every array leaf, in order."""
@@ -98,6 +103,11 @@ class Module:
     @property
     def entry_computation(self) -> Computation:
         return self.computations[self.entry]
+
+    def computation(self, name: str) -> Computation:
+        if name not in self.computations:
+            raise HloParseError(f"computation {name!r} is called but not defined")
+        return self.computations[name]
 
 
 # ----------------------------------------------------------------------------- lexing helpers
@@ -159,7 +169,8 @@ def parse_shape(text: str) -> Shape:
         dims = tuple(int(d.replace("<=", "")) for d in m.group(2).split(",") if d.strip())
     except ValueError:
         raise HloParseError(f"cannot read the dimensions of {text[:60]!r}") from None
-    return Shape(dtype=m.group(1), dims=dims)
+    packed = re.search(r":[^}]*E\((\d+)\)", text[m.end():])
+    return Shape(dtype=m.group(1), dims=dims, element_bits=int(packed.group(1)) if packed else None)
 
 
 def _shape_end(text: str, start: int) -> int:
@@ -181,7 +192,7 @@ def _shape_end(text: str, start: int) -> int:
 
 _COMMENT = re.compile(r"/\*.*?\*/")
 _INSTRUCTION = re.compile(r"\s*(ROOT\s+)?%?([^\s=]+)\s*=\s*")
-_HEADER = re.compile(r"^(ENTRY\s+)?%?([^\s(]+)\s*\(.*\)\s*->\s*.*\{\s*$")
+_HEADER = re.compile(r"^(ENTRY\s+)?%?([^\s(={]+)\s*(?:\(.*\)\s*->\s*.*)?\{\s*$")
 
 
 def parse_instruction(line: str) -> Instruction:

@@ -25,9 +25,10 @@ import re
 
 from jaxmmap.importer.hlo import Computation, Instruction, Module, Shape
 
-FORWARDING = {"tuple", "get-tuple-element", "bitcast", "opt-barrier"}
+FORWARDING = {"tuple", "get-tuple-element", "bitcast", "opt-barrier", "add-dependency",
+              "copy-start", "copy-done", "async-done"}
 NO_WORK = FORWARDING | {"parameter", "constant", "while", "conditional", "call", "after-all",
-                        "add-dependency", "partition-id", "replica-id"}
+                        "partition-id", "replica-id"}
 IN_PLACE = {"dynamic-update-slice", "scatter"}
 
 
@@ -83,13 +84,21 @@ class _Flattener:
         self.tensors: list[Tensor] = []
         self.parent: list[int] = []
         self.loops: list[tuple[int, int]] = []
+        self.conditionals: list[list[list[int]]] = []  # per conditional, its branch roots
         self.unmerged = 0
+
+    def computation(self, name: str) -> Computation:
+        return self.module.computation(name)
 
     def new_tensor(self, shape: Shape, name: str, producer: int = -1) -> int:
         t = Tensor(id=len(self.tensors), bytes=shape.bytes, producer=producer, name=name)
         self.tensors.append(t)
         self.parent.append(t.id)
         return t.id
+
+    def _end(self, t: int) -> int:
+        tensor = self.tensors[t]
+        return max([tensor.producer, tensor.live_end, *tensor.uses])
 
     def find(self, x: int) -> int:
         while self.parent[x] != x:
@@ -131,16 +140,24 @@ class _Flattener:
             source = comp_shape(comp, ins.operands[0])
             paths = [p for p, _ in source.leaves()]
             return [t for p, t in zip(paths, env[ins.operands[0]]) if p[0] == index]
-        if op in ("bitcast", "opt-barrier"):
+        if op in ("bitcast", "opt-barrier", "add-dependency"):
             return operand_leaves[0]
+        if op == "copy-start":  # XLA's own prefetch: (destination, source, context)
+            context = [self.new_tensor(s, ins.name) for p, s in ins.shape.leaves() if p[0] >= 2]
+            return operand_leaves[0] + operand_leaves[0] + context
+        if op == "copy-done":
+            return env[ins.operands[0]][: len(ins.shape.leaves())]
+        if op == "async-done":  # the result: element 1 of the async-start's tuple
+            start = comp_shape(comp, ins.operands[0])
+            return [t for (p, _), t in zip(start.leaves(), env[ins.operands[0]]) if p[0] == 1]
         if op == "call":
-            callee = self.module.computations[ins.called("to_apply")[0]]
+            callee = self.computation(ins.called("to_apply")[0])
             return self.walk(callee, dict(enumerate(operand_leaves)), trip)
         if op == "while":
             return self.while_loop(ins, operand_leaves[0], trip)
         if op == "conditional":
             return self.conditional(ins, operand_leaves, trip)
-        if op in ("after-all", "add-dependency", "partition-id", "replica-id"):
+        if op in ("after-all", "partition-id", "replica-id"):
             return [self.new_tensor(s, ins.name) for _, s in ins.shape.leaves()]
         return self.work(ins, operand_leaves, trip)
 
@@ -167,24 +184,26 @@ class _Flattener:
     def while_loop(self, ins: Instruction, init: list[int], trip: float) -> list[int]:
         count = known_trip_count(ins)
         first = len(self.steps)
-        cond = self.module.computations[ins.called("condition")[0]]
-        body = self.module.computations[ins.called("body")[0]]
+        cond = self.computation(ins.called("condition")[0])
+        body = self.computation(ins.called("body")[0])
         self.walk(cond, {0: init}, trip * count)
         root = self.walk(body, {0: init}, trip * count)
         last = len(self.steps) - 1
         if last >= first:
             self.loops.append((first, last))
         for a, b in zip(init, root):
-            if a != b:  # a carry the body updates: one buffer for every iteration's value,
-                self.union(a, b)  # and the new value lives until the loop ends
-                self.tensors[b].live_end = max(self.tensors[b].live_end, last)
+            if a != b:  # a carry the body updates: one buffer for every iteration's value;
+                self.union(a, b)  # the old and the new value both hold it until the loop ends
+                for t in (a, b):
+                    self.tensors[t].live_end = max(self.tensors[t].live_end, last)
         return root
 
     def conditional(self, ins: Instruction, operand_leaves, trip: float) -> list[int]:
         branches = ins.called("branch_computations") or (
             ins.called("true_computation") + ins.called("false_computation"))
-        roots = [self.walk(self.module.computations[b], {0: operand_leaves[k + 1]}, trip)
+        roots = [self.walk(self.computation(b), {0: operand_leaves[k + 1]}, trip)
                  for k, b in enumerate(branches)]
+        self.conditionals.append(roots)
         for other in roots[1:]:
             for a, b in zip(roots[0], other):
                 self.union(a, b)
@@ -214,6 +233,11 @@ class _Flattener:
             for t in self.tensors:
                 if t.producer < first and any(first <= u <= end for u in t.uses):
                     t.live_end = max(t.live_end, end)
+        for roots in self.conditionals:  # every branch's result lives as long as the output
+            for leaf in zip(*roots):
+                end = max(self._end(t) for t in leaf)
+                for t in leaf:
+                    self.tensors[t].live_end = max(self.tensors[t].live_end, end)
         return Program(module=self.module, steps=self.steps, tensors=self.tensors,
                        parent=self.parent, loops=self.loops, unmerged=self.unmerged)
 
@@ -249,7 +273,7 @@ def in_place_aliases(module: Module, ins: Instruction) -> dict[tuple[int, ...], 
     if ins.opcode in IN_PLACE:
         out[()] = (0, ())
     elif ins.opcode == "fusion" and ins.called("calls"):
-        fused = module.computations[ins.called("calls")[0]]
+        fused = module.computation(ins.called("calls")[0])
         by_name = {i.name: i for i in fused.instructions}
         root = fused.root
         elements = [((), root)] if root.opcode != "tuple" else [
