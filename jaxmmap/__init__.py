@@ -19,7 +19,7 @@ from jaxmmap.problem import (
 from jaxmmap.reference import ReferenceGame
 from jaxmmap.rules import Rules
 from jaxmmap.validator import Report, Violation, validate
-from jaxmmap import benchmarks, importer  # noqa: E402  (subpackages, imported last)
+from jaxmmap import benchmarks, importer, solvers  # noqa: E402  (subpackages, imported last)
 from jaxmmap.importer import from_hlo_text, from_jax  # noqa: E402
 
 __version__ = "0.1.0"
@@ -30,5 +30,5 @@ __all__ = [
     "Violation", "action_rewards", "bucket", "bundled", "generate", "greedy_policy", "init",
     "legal_action_mask", "load_problem", "load_solution", "make_instance", "play",
     "random_policy", "rollout", "save_problem", "save_solution", "step", "to_solution",
-    "validate", "from_jax", "from_hlo_text", "benchmarks", "importer",
+    "validate", "from_jax", "from_hlo_text", "benchmarks", "importer", "solvers",
 ]

@@ -1,4 +1,4 @@
-"""The `jaxmmap` command line: check, play, validate, import, generate.
+"""The `jaxmmap` command line: check, play, solve, validate, import, generate.
 
 A PROBLEM argument is a file (`.json` or `.json.gz`), `bundled:NAME` for an instance shipped
 with the package (`bundled:tiny`), or `suite:NAME` for one of the benchmark suite
@@ -86,6 +86,21 @@ def _play(args) -> int:
     return 0
 
 
+def _solve(args) -> int:
+    from jaxmmap.rules import Rules
+    from jaxmmap.solvers import solve
+    problem = open_problem(args.problem)
+    rules = Rules(columns=columns_for(problem, args.columns), nocopy_offset=args.nocopy_offset)
+    result = solve(problem, args.solver, budget_s=args.budget, seed=args.seed, rules=rules)
+    if args.output:
+        save_solution(result.solution, args.output)
+    print(json.dumps({"problem": problem.name, "solver": args.solver, "return": result.solution.ret,
+                      "seconds": round(result.seconds, 3), "valid": True, "info": result.info,
+                      "trace": [[round(t, 3), r] for t, r in result.trace],
+                      "solution": args.output}, indent=2))
+    return 0
+
+
 def _validate(args) -> int:
     from jaxmmap.validator import validate
     report = validate(open_problem(args.problem), load_solution(args.solution),
@@ -170,6 +185,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="solution file to write")
     rules_args(p)
     p.set_defaults(run=_play)
+
+    p = sub.add_parser("solve", help="run a solver under a wall-clock budget; writes a validated solution")
+    p.add_argument("problem")
+    p.add_argument("--solver", default="greedy", help="random, greedy or exhaustive")
+    p.add_argument("--budget", type=float, default=10.0, help="seconds")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-o", "--output")
+    rules_args(p)
+    p.set_defaults(run=_solve)
 
     p = sub.add_parser("validate", help="check a solution against its problem")
     p.add_argument("problem")

@@ -68,3 +68,15 @@ def test_import_function_and_hlo(tmp_path, capsys, monkeypatch):
         capsys.readouterr()
     assert main(["import", "userprog:mlp", "--shapes", "f32[2,(3)]", "-o", str(out)]) == 1
     assert main(["import", "-o", str(out)]) == 1
+
+
+def test_solve_writes_a_validated_solution(tmp_path, capsys):
+    problem = tmp_path / "p.json"
+    assert main(["generate", "--seed", "0", "--instructions", "5", "-o", str(problem)]) == 0
+    out = tmp_path / "s.json"
+    assert main(["solve", str(problem), "--solver", "exhaustive", "--budget", "20",
+                 "--columns", "32", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out.split("\n", 1)[1]
+    result = json.loads(printed)
+    assert result["info"]["proven_optimal"] and result["trace"][-1][1] == result["return"]
+    assert main(["validate", str(problem), str(out)]) == 0

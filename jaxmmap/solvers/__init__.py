@@ -1,0 +1,37 @@
+"""Solvers of the memory-mapping problem, behind one interface.
+
+    result = jaxmmap.solvers.solve(problem, "random", budget_s=10, seed=0)
+    result.solution, result.trace      # the best validated Solution; (seconds, best return) pairs
+
+Every solver is `fn(problem, budget_s, seed, *, rules) -> Result` (`base.Result`); `solve` runs
+one by name and checks its solution with the independent validator before returning it.
+"""
+
+from __future__ import annotations
+
+from jaxmmap.problem import Problem
+from jaxmmap.rules import Rules
+from jaxmmap.solvers.base import Anytime, Result
+from jaxmmap.solvers.exhaustive import exhaustive
+from jaxmmap.solvers.simple import greedy, random_search
+from jaxmmap.validator import validate
+
+SOLVERS = {"random": random_search, "greedy": greedy, "exhaustive": exhaustive}
+
+__all__ = ["SOLVERS", "Anytime", "Result", "solve"]
+
+
+class InvalidSolution(AssertionError):
+    """A solver returned a solution the validator rejects (a bug in that solver)."""
+
+
+def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 0,
+          rules: Rules = Rules(), **options) -> Result:
+    """Runs the solver `solver` under a wall-clock budget; its solution is validated."""
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; solvers: {', '.join(SOLVERS)}")
+    result = SOLVERS[solver](problem, budget_s, seed, rules=rules, **options)
+    report = validate(problem, result.solution, allow_nocopy_move=rules.nocopy_offset == "lowest")
+    if not report.ok:
+        raise InvalidSolution(f"{solver} returned an invalid solution:\n{report}")
+    return result

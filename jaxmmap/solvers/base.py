@@ -1,0 +1,55 @@
+"""What every solver returns, and the anytime bookkeeping they share."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from jaxmmap.problem import Solution
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """A solver's answer.
+
+    Attributes:
+      solution: the best solution found (checked by the validator before it is returned).
+      trace: (seconds since the start, best return so far) at every improvement: the anytime
+        curve of the comparison harness.
+      seconds: wall time used.
+      info: solver-specific figures (games played, nodes searched, proven optimal...).
+    """
+
+    solution: Solution
+    trace: tuple[tuple[float, float], ...]
+    seconds: float
+    info: dict
+
+
+class Anytime:
+    """Keeps the best solution and the improvement trace of a solver against a wall-clock budget."""
+
+    def __init__(self, budget_s: float):
+        self.start = time.perf_counter()
+        self.budget_s = budget_s
+        self.best: Solution | None = None
+        self.trace: list[tuple[float, float]] = []
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def out_of_time(self) -> bool:
+        return self.elapsed() >= self.budget_s
+
+    def offer(self, solution: Solution) -> bool:
+        """Records `solution` if it beats the best so far."""
+        if self.best is None or solution.ret > self.best.ret:
+            self.best = solution
+            self.trace.append((self.elapsed(), float(solution.ret)))
+            return True
+        return False
+
+    def result(self, **info) -> Result:
+        if self.best is None:
+            raise RuntimeError("the solver found no feasible solution within its budget")
+        return Result(solution=self.best, trace=tuple(self.trace), seconds=self.elapsed(), info=info)

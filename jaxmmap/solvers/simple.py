@@ -1,0 +1,52 @@
+"""The simplest baselines: uniformly random legal play and greedy play, on the JAX game.
+
+`random` plays batches of games in parallel (`vmap` of jitted rollouts, Drop-backup on) until
+the budget is spent and keeps the best; `greedy` plays the legal action with the best immediate
+reward (ties: Copy, NoCopy, Drop), which is deterministic, so one game suffices.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from jaxmmap.instance import make_instance
+from jaxmmap.play import greedy_policy, random_policy, rollout, to_solution
+from jaxmmap.problem import Problem
+from jaxmmap.rules import Rules
+from jaxmmap.solvers.base import Anytime, Result
+
+
+def _best_of(states) -> int | None:
+    returns = np.where(np.asarray(states.lost) | ~np.asarray(states.done), -np.inf,
+                       np.asarray(states.board.ret))
+    best = int(np.argmax(returns))
+    return best if np.isfinite(returns[best]) else None
+
+
+def random_search(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
+                  batch: int = 256) -> Result:
+    clock = Anytime(budget_s)
+    instance = make_instance(problem, rules)
+    run = jax.jit(jax.vmap(lambda k: rollout(instance, k, random_policy, backup=True)))
+    key, games = jax.random.key(seed), 0
+    while True:
+        key, sub = jax.random.split(key)
+        states = run(jax.random.split(sub, batch))
+        games += batch
+        best = _best_of(states)
+        if best is not None:
+            state = jax.tree.map(lambda x: x[best], states)
+            clock.offer(to_solution(problem, state, rules, solver="random"))
+        if clock.out_of_time():
+            return clock.result(games=games)
+
+
+def greedy(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()) -> Result:
+    del seed  # deterministic
+    clock = Anytime(budget_s)
+    instance = make_instance(problem, rules)
+    state = jax.jit(lambda k: rollout(instance, k, greedy_policy, backup=True))(jax.random.key(0))
+    if bool(state.done) and not bool(state.lost):
+        clock.offer(to_solution(problem, state, rules, solver="greedy"))
+    return clock.result(games=1)
