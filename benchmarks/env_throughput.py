@@ -20,7 +20,6 @@ import argparse
 import time
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxmmap import ReferenceGame, Rules, game, generate, make_instance

@@ -1,7 +1,6 @@
 """The bundled benchmark suite: real programs, every instance valid and playable."""
 
 import jax
-import numpy as np
 import pytest
 
 from jaxmmap import Rules, benchmarks, make_instance, to_solution, validate

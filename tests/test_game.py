@@ -106,7 +106,7 @@ def batch(request):
 
 def test_jax_equals_reference_move_by_move(batch):
     backup, (cases, played, final, records) = batch
-    for c, ((name, problem, rules), (ref, acts, rec)) in enumerate(zip(cases, played)):
+    for c, ((name, problem, _), (ref, acts, rec)) in enumerate(zip(cases, played)):
         m = len(acts)
         got = {k: v[c, :m] for k, v in records.items()}
         where = f"{name} (backup={backup})"

@@ -30,7 +30,7 @@ def exhaustive(problem: Problem, budget_s: float, seed: int, *, rules: Rules = R
                          f"{max_buffers})")
     clock = Anytime(budget_s)
     game = ReferenceGame(problem, rules)
-    d, n = game.d, problem.num_buffers
+    d = game.d
     static = np.where(d.table < 0, np.maximum(problem.benefit, 0.0), 0.0)
     rest_static = np.concatenate([np.cumsum(static[::-1])[::-1], [0.0]])
     best = {"ret": -np.inf}
