@@ -138,26 +138,24 @@ def _gemm_flops(ins: Instruction, shapes: dict[str, Shape]) -> float:
     return 2.0 * out.elements * math.prod(lhs.dims[d] for d in dims)
 
 
-def in_place_updates(ins: Instruction, module: Module) -> dict[tuple[int, ...], tuple[int, int]]:
+def in_place_updates(ins: Instruction, module: Module,
+                     shapes: dict[str, Shape]) -> dict[tuple[int, ...], tuple[int, int]]:
     """Output leaf path -> (operand updated in place, bytes of the update): a
     dynamic-update-slice or scatter, bare or at the root of a fusion, touches only its update."""
     out = {}
     for path, (operand, _) in in_place_aliases(module, ins).items():
-        node, shapes = ins, None
+        node, where = ins, shapes
         if ins.opcode == "fusion":
             body = module.computation(ins.called("calls")[0])
-            shapes = {i.name: i.shape for i in body.instructions}
+            where = {i.name: i.shape for i in body.instructions}
             root = body.root
             node = root if not path else next(i for i in body.instructions if i.name == root.operands[path[0]])
         if node.opcode not in IN_PLACE:
             continue
         update = node.operands[1] if node.opcode == "dynamic-update-slice" else node.operands[-1]
-        size = (shapes or _OPERAND_SHAPES.get(id(module), {})).get(update)
+        size = where.get(update)
         out[path] = (operand, size.bytes if size is not None else 0)
     return out
-
-
-_OPERAND_SHAPES: dict[int, dict[str, Shape]] = {}
 
 
 def read_bytes(ins: Instruction, module: Module, operand: int, full: int,
@@ -177,13 +175,11 @@ def read_bytes(ins: Instruction, module: Module, operand: int, full: int,
     return full
 
 
-def step_traffic(step: Step, program: Program) -> dict[int, int]:
-    """Bytes the step moves, per tensor (reads and writes)."""
+def step_traffic(step: Step, program: Program, shapes: dict[str, Shape]) -> dict[int, int]:
+    """Bytes the step moves, per tensor (reads and writes); `shapes` maps instruction names of
+    the module to their shapes."""
     ins, module = step.instruction, program.module
-    if id(module) not in _OPERAND_SHAPES:
-        _OPERAND_SHAPES[id(module)] = {i.name: i.shape for c in module.computations.values()
-                                       for i in c.instructions}
-    in_place = in_place_updates(ins, module)
+    in_place = in_place_updates(ins, module, shapes)
     traffic: dict[int, int] = {}
     for k, leaves in enumerate(step.operands):
         for t in leaves:
@@ -215,5 +211,5 @@ class StepCost:
 
 def step_cost(step: Step, program: Program, hw: Hardware, shapes: dict[str, Shape]) -> StepCost:
     f = flops(step.instruction, program.module, shapes)
-    return StepCost(traffic=step_traffic(step, program), compute_us=f / hw.peak_flops * 1e6,
+    return StepCost(traffic=step_traffic(step, program, shapes), compute_us=f / hw.peak_flops * 1e6,
                     trip=step.trip, hw=hw)
