@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxmmap.importer.cost import PRESETS, MAX_TABLE, Hardware, hardware, step_cost
+from jaxmmap.importer.cost import MAX_TABLE, PRESETS, Hardware, hardware, step_cost
+from jaxmmap.importer.cost import hardware as _resolve_hardware
 from jaxmmap.importer.hlo import HloParseError, parse_module
 from jaxmmap.importer.program import Program, flatten
 from jaxmmap.problem import LatencyTable, Problem, check_problem
@@ -90,7 +91,7 @@ def from_hlo_text(text: str, *, hardware: str | Hardware = "tpu_v4i", name: str 
             f"module {module.name} is not scheduled (no is_scheduled=true): import the optimized "
             "module (*after_optimizations.txt, or compiled.as_text()), whose instruction order is "
             "the schedule and whose copies are inserted")
-    hw = _hardware(hardware, fast_memory)
+    hw = _resolve_hardware(hardware, fast_memory=fast_memory)
     return to_problem(flatten(module), hw, name=name or module.name, latency_tables=latency_tables,
                       metadata={"scheduled": module.is_scheduled})
 
@@ -106,7 +107,3 @@ def from_jax(fn, *args, donate_argnums=(), hardware: str | Hardware = "tpu_v4i",
     return from_hlo_text(compiled.as_text(), hardware=hardware, latency_tables=latency_tables,
                          name=name or getattr(fn, "__name__", "jax_function"),
                          fast_memory=fast_memory)
-
-
-def _hardware(spec, fast_memory):
-    return hardware(spec, fast_memory=fast_memory)

@@ -25,10 +25,6 @@ import re
 
 from jaxmmap.importer.hlo import Computation, Instruction, Module, Shape
 
-FORWARDING = {"tuple", "get-tuple-element", "bitcast", "opt-barrier", "add-dependency",
-              "copy-start", "copy-done", "async-done"}
-NO_WORK = FORWARDING | {"parameter", "constant", "while", "conditional", "call", "after-all",
-                        "partition-id", "replica-id"}
 IN_PLACE = {"dynamic-update-slice", "scatter"}
 
 
