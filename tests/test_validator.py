@@ -11,54 +11,13 @@ import time
 
 import numpy as np
 import pytest
+from builders import make_problem, make_solution
 
-from jaxmmap.problem import COPY, DROP, NOCOPY, LatencyTable, Problem, Solution
+from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
 from jaxmmap.validator import MAX_LISTED, Report, Violation, validate
 
 C, N_, D = COPY, NOCOPY, DROP
 NONE = (-1, -1)
-
-# ----------------------------------------------------------------------------- builders
-
-
-def make_problem(buffers, *, memory=200, supply=None, steps=10, tables=(), name="p"):
-    """`buffers`: dicts with keys size, t, out, tensor, alias, live, demand, benefit (defaults:
-    size 10, input, own tensor, no alias group, live range = the whole program, demand 0,
-    benefit 1)."""
-    supply = np.full(steps, 1.0) if supply is None else np.asarray(supply, np.float64)
-    T = supply.shape[0]
-    rows = []
-    for i, b in enumerate(buffers):
-        live = b.get("live", (0, T - 1))
-        rows.append(dict(size=b.get("size", 10), is_output=b.get("out", False), target_time=b["t"],
-                         tensor_id=b.get("tensor", 1000 + i), alias_id=b.get("alias", -1),
-                         live_start=live[0], live_end=live[1], demand=b.get("demand", 0.0),
-                         benefit=b.get("benefit", 1.0)))
-    cols = {k: [r[k] for r in rows] for k in rows[0]}
-    dtypes = dict(size=np.int64, is_output=np.bool_, target_time=np.int64, tensor_id=np.int64,
-                  alias_id=np.int64, live_start=np.int64, live_end=np.int64,
-                  demand=np.float64, benefit=np.float64)
-    arrays = {k: np.asarray(v, dtype=dtypes[k]) for k, v in cols.items()}
-    tables = tuple(LatencyTable(step=s, buffers=np.asarray(b, np.int64),
-                                latency=np.asarray(l, np.float64)) for s, b, l in tables)
-    return Problem(name=name, memory_size=memory, supply=supply, latency_tables=tables, **arrays)
-
-
-def make_solution(problem, rows, ret=None, *, rules=None, name=None):
-    """`rows`: (action, offset, (alloc_start, alloc_end), (copy_start, copy_end)) per buffer.
-    The default return is the sum of the benefits of the placed buffers (no latency tables)."""
-    action = np.asarray([r[0] for r in rows], np.int64)
-    if ret is None:
-        ret = float(problem.benefit[action != DROP].sum())
-    return Solution(
-        problem=problem.name if name is None else name, solver="hand", ret=float(ret),
-        action=action,
-        offset=np.asarray([r[1] for r in rows], np.int64),
-        alloc_start=np.asarray([r[2][0] for r in rows], np.int64),
-        alloc_end=np.asarray([r[2][1] for r in rows], np.int64),
-        copy_start=np.asarray([r[3][0] for r in rows], np.int64),
-        copy_end=np.asarray([r[3][1] for r in rows], np.int64),
-        rules=rules or {})
 
 
 def all_drop(problem):

@@ -13,10 +13,16 @@ from jaxmmap.problem import Problem
 from jaxmmap.rules import Rules
 from jaxmmap.solvers.base import Anytime, Result
 from jaxmmap.solvers.exhaustive import exhaustive
+from jaxmmap.solvers.heuristic import heuristic
 from jaxmmap.solvers.simple import greedy, random_search
 from jaxmmap.validator import validate
 
-SOLVERS = {"random": random_search, "greedy": greedy, "exhaustive": exhaustive}
+SOLVERS = {
+    "random": random_search,
+    "greedy": greedy,
+    "heuristic": heuristic,
+    "exhaustive": exhaustive,
+}
 
 __all__ = ["SOLVERS", "Anytime", "Result", "solve"]
 
