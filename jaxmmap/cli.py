@@ -1,8 +1,8 @@
-"""The `jaxmmap` command line: check, play, solve, validate, import, generate.
+"""The `jaxmmap` command line: check, play, solve, compare, validate, import, generate.
 
 A PROBLEM argument is a file (`.json` or `.json.gz`), `bundled:NAME` for an instance shipped
 with the package (`bundled:tiny`), or `suite:NAME` for one of the benchmark suite
-(`jaxmmap.benchmarks.names()`).
+(`jaxmmap.benchmarks.names()`); `compare` also takes suite patterns (`suite:resnet*`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,23 @@ def open_problem(arg: str) -> Problem:
         except KeyError as e:
             raise ProblemError(str(e)) from None
     return load_problem(arg)
+
+
+def open_problems(args: list[str]) -> list[Problem]:
+    """Problems from PROBLEM arguments; `suite:PATTERN` (fnmatch, e.g. `suite:*@gpu`) expands to
+    every matching suite instance."""
+    import fnmatch
+    out = []
+    for arg in args:
+        if arg.startswith("suite:") and any(c in arg for c in "*?["):
+            from jaxmmap import benchmarks
+            names = fnmatch.filter(benchmarks.names(), arg.split(":", 1)[1])
+            if not names:
+                raise ProblemError(f"no suite instance matches {arg!r}")
+            out += [benchmarks.load(name) for name in names]
+        else:
+            out.append(open_problem(arg))
+    return out
 
 
 def columns_for(problem: Problem, columns: str | int) -> int:
@@ -101,6 +118,21 @@ def _solve(args) -> int:
     return 0
 
 
+def _compare(args) -> int:
+    from jaxmmap.compare import compare
+    from jaxmmap.rules import Rules
+    problems = open_problems(args.instances)
+    result = compare(
+        problems, args.solvers, budget_s=args.budget, seeds=args.seeds,
+        rules=lambda p: Rules(columns=columns_for(p, args.columns),
+                              nocopy_offset=args.nocopy_offset),
+        bound=not args.no_bound, log=lambda line: print(line, file=sys.stderr, flush=True))
+    paths = result.save(args.output)
+    print(result.markdown())
+    print(json.dumps({k: v for k, v in paths.items() if not k.startswith("solution:")}, indent=2))
+    return 0 if all(r.status in ("ok", "skipped") for r in result.runs) else 1
+
+
 def _validate(args) -> int:
     from jaxmmap.validator import validate
     report = validate(open_problem(args.problem), load_solution(args.solution),
@@ -161,6 +193,11 @@ def _import(args) -> int:
     return 0
 
 
+def _solver_names() -> list[str]:
+    from jaxmmap.solvers import SOLVERS
+    return list(SOLVERS)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jaxmmap", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -188,12 +225,25 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("solve", help="run a solver under a wall-clock budget; writes a validated solution")
     p.add_argument("problem")
-    p.add_argument("--solver", default="greedy", help="random, greedy or exhaustive")
+    p.add_argument("--solver", default="greedy", help=f"one of: {', '.join(_solver_names())}")
     p.add_argument("--budget", type=float, default=10.0, help="seconds")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-o", "--output")
     rules_args(p)
     p.set_defaults(run=_solve)
+
+    p = sub.add_parser("compare", help="run solvers on instances under one budget; write tables "
+                       "and curves")
+    p.add_argument("--instances", nargs="+", required=True,
+                   help="PROBLEM arguments; suite:PATTERN expands (suite:*@gpu)")
+    p.add_argument("--solvers", nargs="+", default=["random", "greedy", "heuristic"],
+                   help=f"from: {', '.join(_solver_names())}")
+    p.add_argument("--budget", type=float, default=10.0, help="seconds per run")
+    p.add_argument("--seeds", type=int, default=1, help="runs per solver and instance")
+    p.add_argument("--no-bound", action="store_true", help="skip the relaxation bound")
+    p.add_argument("-o", "--output", default="compare", help="directory to write")
+    rules_args(p)
+    p.set_defaults(run=_compare)
 
     p = sub.add_parser("validate", help="check a solution against its problem")
     p.add_argument("problem")

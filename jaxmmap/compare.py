@@ -1,0 +1,359 @@
+"""A fair comparison of solvers: the same instances, the same wall-clock budget, every solution
+validated, results as a table and as reward-over-time curves (the paper's Figure 5).
+
+    from jaxmmap import compare
+    result = compare.compare([problem], ["random", "greedy", "heuristic"], budget_s=10, seeds=3)
+    result.save("runs/compare")   # results.csv, results.md, curves.png, traces.json
+
+or `jaxmmap compare --instances suite:resnet* bundled:tiny --solvers random heuristic es
+--budget 30 --seeds 3 -o runs/compare`.
+
+Each (instance, solver, seed) is one run of `jaxmmap.solvers.solve` under `budget_s` seconds of
+wall time, compilation included (it is part of what using a solver costs). A run ends as `ok`
+(its solution passed the independent validator), `invalid` (the validator rejected it: a solver
+bug, reported and never counted), `skipped` (the solver refuses the instance, like `exhaustive`
+above its size limit) or `error`. Returns are reported against an upper bound per instance: the
+smaller of the fast relaxation bound (`jaxmmap.solvers.cpsat.upper_bound`) and any bound CP-SAT
+proved in the same comparison.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import os
+import platform
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from jaxmmap.problem import Problem, save_solution
+from jaxmmap.rules import Rules, auto_columns
+
+__all__ = ["Comparison", "Run", "compare"]
+
+STATUSES = ("ok", "invalid", "skipped", "error")
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """One solver on one instance with one seed.
+
+    Attributes:
+      instance, solver, seed: what ran.
+      status: "ok", "invalid", "skipped" or "error" (module docstring).
+      ret: the validated return (nan unless ok).
+      seconds: wall time used.
+      time_to_best: seconds until the best solution was found (nan unless ok).
+      trace: (seconds, best return) at every improvement.
+      info: the solver's own figures.
+      message: why a run is not ok.
+    """
+
+    instance: str
+    solver: str
+    seed: int
+    status: str
+    ret: float
+    seconds: float
+    time_to_best: float
+    trace: tuple[tuple[float, float], ...]
+    info: dict
+    message: str = ""
+
+
+@dataclasses.dataclass
+class Comparison:
+    """All runs of a comparison, the bound of each instance, and how to write them out.
+
+    Attributes:
+      runs: every run, in the order they ran.
+      bounds: instance name -> upper bound on the return of any valid solution.
+      budget_s, seeds: the settings.
+      environment: machine, Python version, command line.
+      solutions: (instance, solver) -> the best validated `Solution` of that solver.
+    """
+
+    runs: list[Run]
+    bounds: dict[str, float]
+    budget_s: float
+    seeds: int
+    environment: dict
+    solutions: dict = dataclasses.field(default_factory=dict, repr=False)  # best per key
+
+    def rows(self) -> list[dict]:
+        """One row per (instance, solver): statistics over the seeds' ok runs."""
+        out = []
+        keys = dict.fromkeys((r.instance, r.solver) for r in self.runs)
+        for instance, solver in keys:
+            runs = [r for r in self.runs if r.instance == instance and r.solver == solver]
+            ok = [r for r in runs if r.status == "ok"]
+            rets = np.array([r.ret for r in ok])
+            bound = self.bounds.get(instance, math.nan)
+            row = {"instance": instance, "solver": solver, "runs": len(runs), "valid": len(ok),
+                   "invalid": sum(r.status == "invalid" for r in runs),
+                   "skipped": sum(r.status == "skipped" for r in runs),
+                   "errors": sum(r.status == "error" for r in runs), "bound": bound}
+            if ok:
+                row.update(mean_return=float(rets.mean()), std_return=float(rets.std()),
+                           best_return=float(rets.max()),
+                           fraction_of_bound=_fraction(float(rets.mean()), bound),
+                           time_to_best=float(np.mean([r.time_to_best for r in ok])),
+                           seconds=float(np.mean([r.seconds for r in ok])))
+            else:
+                row.update(mean_return=math.nan, std_return=math.nan, best_return=math.nan,
+                           fraction_of_bound=math.nan, time_to_best=math.nan, seconds=math.nan)
+            row["note"] = next((r.message for r in runs if r.status != "ok"), "")
+            out.append(row)
+        return out
+
+    # ------------------------------------------------------------------ files
+
+    def save(self, directory: str | os.PathLike, *, solutions: bool = True) -> dict[str, str]:
+        """Writes results.csv (one line per run), results.md (the table), traces.json and
+        curves.png; with `solutions`, the best validated solution of each (instance, solver)
+        under solutions/. Returns the paths written."""
+        directory = os.fspath(directory)
+        os.makedirs(directory, exist_ok=True)
+        paths = {name: os.path.join(directory, name)
+                 for name in ("results.csv", "results.md", "traces.json", "curves.png")}
+        self.write_csv(paths["results.csv"])
+        with open(paths["results.md"], "w", encoding="utf-8") as f:
+            f.write(self.markdown())
+        with open(paths["traces.json"], "w", encoding="utf-8") as f:
+            json.dump({"budget_s": self.budget_s, "seeds": self.seeds, "bounds": self.bounds,
+                       "environment": self.environment,
+                       "runs": [dataclasses.asdict(r) for r in self.runs]}, f, default=_jsonable)
+        self.plot(paths["curves.png"])
+        if solutions:
+            for (instance, solver), solution in self.solutions.items():
+                path = os.path.join(directory, "solutions", f"{_slug(instance)}.{solver}.json.gz")
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                save_solution(solution, path)
+                paths[f"solution:{instance}:{solver}"] = path
+        return paths
+
+    def write_csv(self, path: str) -> None:
+        fields = ["instance", "solver", "seed", "status", "return", "bound", "fraction_of_bound",
+                  "time_to_best", "seconds", "message"]
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=fields)
+            writer.writeheader()
+            for r in self.runs:
+                bound = self.bounds.get(r.instance, math.nan)
+                writer.writerow({"instance": r.instance, "solver": r.solver, "seed": r.seed,
+                                 "status": r.status, "return": _num(r.ret), "bound": _num(bound),
+                                 "fraction_of_bound": _num(_fraction(r.ret, bound)),
+                                 "time_to_best": _num(r.time_to_best),
+                                 "seconds": _num(r.seconds), "message": r.message})
+
+    def markdown(self) -> str:
+        env = self.environment
+        lines = [
+            "# Solver comparison",
+            "",
+            f"Budget {self.budget_s:g} s of wall time per run (compilation included), "
+            f"{self.seeds} seed(s) per solver; {env.get('machine', '')}. Returns are means over "
+            "the seeds' validated runs (± standard deviation); *bound* is an upper bound on any "
+            "valid solution's return; *time to best* is when the best solution was found.",
+            "",
+        ]
+        rows = self.rows()
+        for instance in dict.fromkeys(r["instance"] for r in rows):
+            bound = self.bounds.get(instance, math.nan)
+            lines += [f"## {instance}", "", f"Upper bound: {_fmt(bound)}", "",
+                      "| solver | return | best | % of bound | time to best (s) | valid | note |",
+                      "|---|---:|---:|---:|---:|---:|---|"]
+            for r in sorted((r for r in rows if r["instance"] == instance),
+                            key=lambda r: -r["mean_return"] if r["valid"] else math.inf):
+                ret = (f"{_fmt(r['mean_return'])} ± {_fmt(r['std_return'])}" if r["valid"] > 1
+                       else _fmt(r["mean_return"]))
+                pct = "" if math.isnan(r["fraction_of_bound"]) else \
+                    f"{100 * r['fraction_of_bound']:.1f}"
+                lines.append(f"| {r['solver']} | {ret} | {_fmt(r['best_return'])} | {pct} | "
+                             f"{_fmt(r['time_to_best'], 3)} | {r['valid']}/{r['runs']} | "
+                             f"{r['note'][:80]} |")
+            lines.append("")
+        return "\n".join(lines)
+
+    def plot(self, path: str) -> None:
+        """Best return over wall time per solver and instance (mean over seeds, shaded min-max),
+        as a fraction of the instance's bound where there is one."""
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        instances = list(dict.fromkeys(r.instance for r in self.runs))
+        solvers = list(dict.fromkeys(r.solver for r in self.runs))
+        cols = min(3, len(instances))
+        rows = -(-len(instances) // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows), squeeze=False)
+        # Solvers check the clock between batches, so a run may end past the budget.
+        last = max([t for r in self.runs for t, _ in r.trace] + [self.budget_s])
+        grid = np.linspace(0.0, 1.02 * last, 400)
+        colors = {s: plt.cm.tab10(k % 10) for k, s in enumerate(solvers)}
+        for ax, instance in zip(axes.flat, instances):
+            bound = self.bounds.get(instance, math.nan)
+            scale = bound if np.isfinite(bound) and bound > 0 else 1.0
+            for solver in solvers:
+                runs = [r for r in self.runs if r.instance == instance and r.solver == solver
+                        and r.status == "ok" and r.trace]
+                if not runs:
+                    continue
+                curves = np.array([_step(r.trace, grid) for r in runs]) / scale
+                with warnings.catch_warnings():  # before a first solution: nan, not a warning
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    mean = np.nanmean(curves, axis=0)
+                    low, high = np.nanmin(curves, axis=0), np.nanmax(curves, axis=0)
+                ax.plot(grid, mean, drawstyle="steps-post", color=colors[solver], label=solver,
+                        linewidth=1.6, alpha=0.9)
+                if len(runs) > 1:
+                    ax.fill_between(grid, low, high, step="post", color=colors[solver], alpha=0.2)
+            if scale != 1.0:
+                ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8, label="bound")
+                ax.set_ylabel("return / upper bound")
+            else:
+                ax.set_ylabel("return")
+            ax.axvline(self.budget_s, color="grey", linestyle=":", linewidth=0.8)
+            ax.set_title(instance, fontsize=9)
+            ax.set_xlabel("wall time (s)")
+            ax.grid(alpha=0.3)
+        for ax in list(axes.flat)[len(instances):]:
+            ax.axis("off")
+        legend = {}
+        for ax in axes.flat:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                legend.setdefault(label, handle)
+        fig.legend(legend.values(), legend.keys(), loc="lower center",
+                   ncol=max(1, min(len(legend), 8)), frameon=False)
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+
+
+def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: float,
+            seeds: int = 1, rules: Rules | Callable[[Problem], Rules] | None = None,
+            options: dict[str, dict] | None = None, bound: bool = True,
+            log: Callable[[str], None] | None = None) -> Comparison:
+    """Runs every solver on every problem with seeds 0..seeds-1.
+
+    Args:
+      problems: the instances (their names label the results; they must be distinct).
+      solvers: names in `jaxmmap.solvers.SOLVERS`.
+      budget_s: wall-clock seconds per run.
+      seeds: runs per (instance, solver).
+      rules: the game's rules, or a function of the problem; default: `Rules(columns=auto)`.
+      options: per solver, extra keyword arguments (e.g. {"es": {"population": 64}}).
+      bound: compute the relaxation bound of each instance (`cpsat.upper_bound`).
+      log: called with one line per finished run (e.g. `print`).
+    """
+    from jaxmmap.solvers import SOLVERS, InvalidSolution, solve
+
+    names = [p.name for p in problems]
+    if len(set(names)) != len(names):
+        raise ValueError(f"instances must have distinct names: {names}")
+    unknown = [s for s in solvers if s not in SOLVERS]
+    if unknown:
+        raise ValueError(f"unknown solver(s) {unknown}; solvers: {', '.join(SOLVERS)}")
+    options = options or {}
+    runs: list[Run] = []
+    bounds: dict[str, float] = {}
+    best: dict[tuple[str, str], object] = {}
+    for problem in problems:
+        game_rules = (rules(problem) if callable(rules) else rules) if rules is not None \
+            else Rules(columns=auto_columns(problem))
+        if bound:
+            from jaxmmap.solvers.cpsat import upper_bound
+            bounds[problem.name] = float(upper_bound(problem))
+        for solver in solvers:
+            for seed in range(seeds):
+                start = time.perf_counter()
+                try:
+                    result = solve(problem, solver, budget_s=budget_s, seed=seed,
+                                   rules=game_rules, **options.get(solver, {}))
+                except InvalidSolution as e:
+                    run = _failed(problem, solver, seed, "invalid", start, str(e))
+                except ValueError as e:  # the solver refuses this instance
+                    run = _failed(problem, solver, seed, "skipped", start, str(e))
+                except Exception as e:  # noqa: BLE001 - a harness reports, it does not stop
+                    run = _failed(problem, solver, seed, "error", start,
+                                  f"{type(e).__name__}: {e}")
+                else:
+                    trace = tuple((float(t), float(r)) for t, r in result.trace)
+                    run = Run(problem.name, solver, seed, "ok", float(result.solution.ret),
+                              float(result.seconds), trace[-1][0] if trace else 0.0, trace,
+                              _plain(result.info))
+                    key = (problem.name, solver)
+                    if key not in best or result.solution.ret > best[key].ret:
+                        best[key] = result.solution
+                    proven = result.info.get("bound")
+                    if solver == "cpsat" and proven is not None and np.isfinite(proven):
+                        bounds[problem.name] = min(bounds.get(problem.name, math.inf),
+                                                   float(proven))
+                runs.append(run)
+                if log is not None:
+                    log(f"{problem.name} {solver} seed {seed}: {run.status} "
+                        f"{_fmt(run.ret)} in {run.seconds:.1f}s {run.message[:100]}")
+    environment = {"machine": _machine(), "python": platform.python_version(),
+                   "argv": " ".join(sys.argv)}
+    return Comparison(runs=runs, bounds=bounds, budget_s=budget_s, seeds=seeds,
+                      environment=environment, solutions=best)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _failed(problem: Problem, solver: str, seed: int, status: str, start: float,
+            message: str) -> Run:
+    return Run(problem.name, solver, seed, status, math.nan, time.perf_counter() - start,
+               math.nan, (), {}, message.strip().splitlines()[0] if message.strip() else status)
+
+
+def _step(trace, grid: np.ndarray) -> np.ndarray:
+    """The best return at each time of `grid` (nan before the first solution)."""
+    times = np.array([t for t, _ in trace])
+    values = np.array([r for _, r in trace])
+    k = np.searchsorted(times, grid, side="right") - 1
+    return np.where(k >= 0, values[np.maximum(k, 0)], np.nan)
+
+
+def _fraction(ret: float, bound: float) -> float:
+    if not (np.isfinite(ret) and np.isfinite(bound)) or bound <= 0:
+        return math.nan
+    return ret / bound
+
+
+def _fmt(x: float, digits: int = 5) -> str:
+    return "" if x is None or not np.isfinite(x) else f"{x:.{digits}g}"
+
+
+def _num(x: float):
+    return "" if x is None or not np.isfinite(x) else repr(float(x))
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_.@" else "_" for c in name)
+
+
+def _plain(info: dict) -> dict:
+    return json.loads(json.dumps(info, default=_jsonable))
+
+
+def _jsonable(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return str(x)
+
+
+def _machine() -> str:
+    import jax
+    devices = jax.devices()
+    return (f"{devices[0].platform.upper()} x{len(devices)} ({devices[0].device_kind}), "
+            f"{os.cpu_count()} CPU cores")

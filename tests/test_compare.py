@@ -1,0 +1,101 @@
+"""The comparison harness: runs, statuses, bound, and the files it writes."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+
+from jaxmmap import Rules, generate
+from jaxmmap.cli import main
+from jaxmmap.compare import compare
+from jaxmmap.generator import bundled
+from jaxmmap.solvers import SOLVERS
+from jaxmmap.solvers.base import Result
+
+RULES = Rules(columns=64)
+
+
+@pytest.fixture
+def fake_solvers(monkeypatch):
+    """Solvers that cheat, refuse and crash, beside the real greedy."""
+
+    def cheat(problem, budget_s, seed, *, rules):
+        honest = SOLVERS["greedy"](problem, budget_s, seed, rules=rules)
+        forged = dataclasses.replace(honest.solution, ret=honest.solution.ret + 1.0)
+        return Result(solution=forged, trace=((0.0, forged.ret),), seconds=0.0, info={})
+
+    def refuse(problem, budget_s, seed, *, rules):
+        raise ValueError("too large for me")
+
+    def crash(problem, budget_s, seed, *, rules):
+        raise RuntimeError("boom")
+
+    for name, fn in (("cheat", cheat), ("refuse", refuse), ("crash", crash)):
+        monkeypatch.setitem(SOLVERS, name, fn)
+
+
+def test_statuses_rows_and_files(tmp_path, fake_solvers):
+    problems = [bundled("tiny"), generate(3, num_instructions=30, name="g3")]
+    result = compare(problems, ["greedy", "heuristic", "cheat", "refuse", "crash"], budget_s=1,
+                     seeds=2, rules=RULES)
+    assert len(result.runs) == 2 * 5 * 2
+    status = {(r.instance, r.solver): r.status for r in result.runs}
+    assert status[("tiny", "greedy")] == "ok" and status[("g3", "heuristic")] == "ok"
+    assert status[("tiny", "cheat")] == "invalid"  # the validator caught the forged return
+    assert status[("tiny", "refuse")] == "skipped" and status[("tiny", "crash")] == "error"
+
+    for r in result.runs:
+        bound = result.bounds[r.instance]
+        if r.status == "ok":
+            assert r.ret <= bound + 1e-6 and r.trace[-1][1] == pytest.approx(r.ret)
+            assert 0 <= r.time_to_best <= r.seconds + 1e-6
+        else:
+            assert math.isnan(r.ret) and r.message
+
+    rows = {(r["instance"], r["solver"]): r for r in result.rows()}
+    greedy = rows[("tiny", "greedy")]
+    assert greedy["valid"] == 2 and greedy["std_return"] == 0.0  # deterministic
+    assert greedy["fraction_of_bound"] == pytest.approx(greedy["mean_return"] /
+                                                        result.bounds["tiny"])
+    assert rows[("tiny", "cheat")]["invalid"] == 2 and rows[("tiny", "cheat")]["valid"] == 0
+
+    paths = result.save(tmp_path)
+    with open(paths["results.csv"]) as f:
+        lines = list(csv.DictReader(f))
+    assert len(lines) == len(result.runs)
+    assert {line["status"] for line in lines} == {"ok", "invalid", "skipped", "error"}
+    markdown = open(paths["results.md"]).read()
+    for instance in ("tiny", "g3"):
+        assert f"## {instance}" in markdown
+    assert markdown.count("| heuristic |") == 2 and "2/2" in markdown
+    traces = json.load(open(paths["traces.json"]))
+    assert len(traces["runs"]) == len(result.runs) and traces["bounds"]["tiny"] > 0
+    png = open(paths["curves.png"], "rb").read()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    solutions = [k for k in paths if k.startswith("solution:")]
+    assert len(solutions) == 2 * 2  # greedy and heuristic, per instance (not the cheat)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="unknown solver"):
+        compare([bundled("tiny")], ["oracle"], budget_s=1)
+    with pytest.raises(ValueError, match="distinct"):
+        compare([bundled("tiny"), bundled("tiny")], ["greedy"], budget_s=1)
+
+
+def test_command_line(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    code = main(["compare", "--instances", "bundled:tiny", "--solvers", "greedy", "heuristic",
+                 "--budget", "1", "--columns", "64", "-o", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "| heuristic |" in printed and "| greedy |" in printed
+    assert (out / "curves.png").stat().st_size > 0
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    assert [r["solver"] for r in rows] == ["greedy", "heuristic"]
+    assert all(np.isfinite(float(r["fraction_of_bound"])) for r in rows)
