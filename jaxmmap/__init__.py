@@ -8,19 +8,29 @@ Instances:          generate (random programs), bundled (instances shipped with 
 The specification:  ReferenceGame (plain NumPy), docs/game.md
 """
 
+from jaxmmap import benchmarks, importer, solvers
 from jaxmmap.env import Environment, Observation, TimeStep
 from jaxmmap.game import State, action_rewards, init, legal_action_mask, step
 from jaxmmap.generator import bundled, generate
+from jaxmmap.importer import from_hlo_text, from_jax
 from jaxmmap.instance import Instance, bucket, make_instance
 from jaxmmap.play import greedy_policy, play, random_policy, rollout, to_solution
 from jaxmmap.problem import (
-    COPY, DROP, NOCOPY, LatencyTable, Problem, ProblemError, Solution, load_problem,
-    load_solution, save_problem, save_solution)
+    COPY,
+    DROP,
+    NOCOPY,
+    LatencyTable,
+    Problem,
+    ProblemError,
+    Solution,
+    load_problem,
+    load_solution,
+    save_problem,
+    save_solution,
+)
 from jaxmmap.reference import ReferenceGame
 from jaxmmap.rules import Rules
 from jaxmmap.validator import Report, Violation, validate
-from jaxmmap import benchmarks, importer, solvers  # noqa: E402  (subpackages, imported last)
-from jaxmmap.importer import from_hlo_text, from_jax  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -15,8 +15,15 @@ import sys
 import numpy as np
 
 from jaxmmap.problem import (
-    PROBLEM_FORMAT, Problem, ProblemError, load_problem, load_solution, read_json, save_problem,
-    save_solution)
+    PROBLEM_FORMAT,
+    Problem,
+    ProblemError,
+    load_problem,
+    load_solution,
+    read_json,
+    save_problem,
+    save_solution,
+)
 
 
 def open_problem(arg: str) -> Problem:

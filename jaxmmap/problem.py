@@ -107,7 +107,7 @@ class Problem:
         return out
 
     @classmethod
-    def from_json(cls, data: Any) -> "Problem":
+    def from_json(cls, data: Any) -> Problem:
         return _parse_problem(data)
 
 
@@ -149,7 +149,7 @@ class Solution:
         }
 
     @classmethod
-    def from_json(cls, data: Any) -> "Solution":
+    def from_json(cls, data: Any) -> Solution:
         return _parse_solution(data)
 
 

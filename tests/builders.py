@@ -26,7 +26,7 @@ def make_problem(buffers, *, memory=200, supply=None, steps=10, tables=(), name=
                   demand=np.float64, benefit=np.float64)
     arrays = {k: np.asarray(v, dtype=dtypes[k]) for k, v in cols.items()}
     tables = tuple(LatencyTable(step=s, buffers=np.asarray(b, np.int64),
-                                latency=np.asarray(l, np.float64)) for s, b, l in tables)
+                                latency=np.asarray(lat, np.float64)) for s, b, lat in tables)
     return Problem(name=name, memory_size=memory, supply=supply, latency_tables=tables, **arrays)
 
 

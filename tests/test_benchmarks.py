@@ -40,7 +40,7 @@ def _play_all(names, rules):
     key = jax.random.key(0)
     states = jax.jit(jax.vmap(lambda inst: rollout(inst, key, greedy_policy, backup=True)))(instances)
     for k, problem in enumerate(problems):
-        state = jax.tree.map(lambda x: x[k], states)
+        state = jax.tree.map(lambda x, k=k: x[k], states)
         assert bool(state.done) and not bool(state.lost), problem.name
         report = validate(problem, to_solution(problem, state, rules))
         assert report.ok, f"{problem.name}: {report}"

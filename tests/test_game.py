@@ -153,7 +153,7 @@ def test_every_finished_game_gives_a_valid_solution(batch):
     for c, ((name, problem, rules), (ref, _, _)) in enumerate(zip(cases, played)):
         if not ref.done or ref.lost:
             continue
-        state = jax.tree.map(lambda x: x[c], final)
+        state = jax.tree.map(lambda x, c=c: x[c], final)
         for solution in (to_solution(problem, state, rules), ref.solution()):
             report = validate(problem, solution,
                               allow_nocopy_move=rules.nocopy_offset == "lowest")

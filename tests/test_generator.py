@@ -1,9 +1,9 @@
 """Tests of the random problem generator and the bundled problems (`jaxmmap.generator`)."""
 
 from __future__ import annotations
-import itertools
 
 import gzip
+import itertools
 import time
 
 import numpy as np

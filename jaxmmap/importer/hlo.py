@@ -32,7 +32,7 @@ class Shape:
 
     dtype: str = ""
     dims: tuple[int, ...] = ()
-    tuple: tuple["Shape", ...] | None = None
+    tuple: tuple[Shape, ...] | None = None
     element_bits: int | None = None  # from a packed layout `{...:E(4)}`, else the dtype's
 
     @property
@@ -51,7 +51,7 @@ class Shape:
             return -(-self.elements * self.element_bits // 8)
         return self.elements * DTYPE_BYTES.get(self.dtype, 4)
 
-    def leaves(self) -> list[tuple[tuple[int, ...], "Shape"]]:
+    def leaves(self) -> list[tuple[tuple[int, ...], Shape]]:
         """(index path, array shape) of every array leaf, in order."""
         if not self.is_tuple:
             return [((), self)]

@@ -36,7 +36,7 @@ def random_search(problem: Problem, budget_s: float, seed: int, *, rules: Rules 
         games += batch
         best = _best_of(states)
         if best is not None:
-            state = jax.tree.map(lambda x: x[best], states)
+            state = jax.tree.map(lambda x, b=best: x[b], states)
             clock.offer(to_solution(problem, state, rules, solver="random"))
         if clock.out_of_time():
             return clock.result(games=games)
