@@ -99,3 +99,15 @@ def test_command_line(tmp_path, capsys):
     rows = list(csv.DictReader(open(out / "results.csv")))
     assert [r["solver"] for r in rows] == ["greedy", "heuristic"]
     assert all(np.isfinite(float(r["fraction_of_bound"])) for r in rows)
+
+
+def test_a_proven_cpsat_bound_tightens_the_instance_bound():
+    problem = generate(2, num_instructions=6, inplace_prob=0.3, memory_fraction=0.4,
+                       copy_bandwidth=1e6, name="small")
+    result = compare([problem], ["greedy", "cpsat"], budget_s=20, rules=Rules(columns=32))
+    cp = next(r for r in result.runs if r.solver == "cpsat")
+    assert cp.status == "ok" and cp.info["proven_optimal"]
+    assert result.bounds["small"] == pytest.approx(
+        min(cp.info["relaxation_bound"], max(cp.info["bound"], cp.ret)))
+    assert result.bounds["small"] <= cp.info["relaxation_bound"]
+    assert all(r.ret <= result.bounds["small"] + 1e-9 for r in result.runs)

@@ -3,11 +3,15 @@
     result = jaxmmap.solvers.solve(problem, "random", budget_s=10, seed=0)
     result.solution, result.trace      # the best validated Solution; (seconds, best return) pairs
 
-Every solver is `fn(problem, budget_s, seed, *, rules) -> Result` (`base.Result`); `solve` runs
-one by name and checks its solution with the independent validator before returning it.
+Every solver is `fn(problem, budget_s, seed, *, rules, **options) -> Result` (`base.Result`);
+`solve` runs one by name and checks its solution with the independent validator before returning
+it. The solvers that need heavier libraries (OR-Tools, evosax) are imported on first use.
+`docs/solvers.md` describes them all.
 """
 
 from __future__ import annotations
+
+import importlib
 
 from jaxmmap.problem import Problem
 from jaxmmap.rules import Rules
@@ -17,14 +21,30 @@ from jaxmmap.solvers.heuristic import heuristic
 from jaxmmap.solvers.simple import greedy, random_search
 from jaxmmap.validator import validate
 
+
+def _lazy(module: str, name: str):
+    """`jaxmmap.solvers.<module>.<name>`, imported when first called."""
+
+    def run(problem, budget_s, seed, **options):
+        fn = getattr(importlib.import_module(f"jaxmmap.solvers.{module}"), name)
+        return fn(problem, budget_s, seed, **options)
+
+    run.__name__ = run.__qualname__ = name
+    run.__doc__ = f"`jaxmmap.solvers.{module}.{name}` (imported on first use)."
+    return run
+
+
 SOLVERS = {
     "random": random_search,
     "greedy": greedy,
     "heuristic": heuristic,
+    "es": _lazy("es", "es"),
+    "egrl": _lazy("egrl", "egrl"),
+    "cpsat": _lazy("cpsat", "cpsat"),
     "exhaustive": exhaustive,
 }
 
-__all__ = ["SOLVERS", "Anytime", "Result", "solve"]
+__all__ = ["SOLVERS", "Anytime", "InvalidSolution", "Result", "solve"]
 
 
 class InvalidSolution(AssertionError):

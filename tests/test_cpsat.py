@@ -1,0 +1,259 @@
+"""CP-SAT on the physical problem and the LP upper bound: valid solutions, optimum at least the
+game's, bounds that no solver beats."""
+
+import copy
+import dataclasses
+
+import numpy as np
+import pytest
+from ortools.sat.python import cp_model
+
+from jaxmmap import Rules, generate, validate
+from jaxmmap.benchmarks import load
+from jaxmmap.generator import bundled
+from jaxmmap.problem import DROP
+from jaxmmap.reference import ReferenceGame
+from jaxmmap.solvers import cpsat as cpsat_module
+from jaxmmap.solvers import solve
+from jaxmmap.solvers.cpsat import _LP, _Model, all_drop, cpsat, relaxation, upper_bound
+from jaxmmap.solvers.exhaustive import exhaustive
+
+RULES = Rules(columns=32)
+
+
+def tiny(seed, tables=False):
+    """As in test_solvers: small programs with a fast copy engine, some with alias groups."""
+    return generate(seed, num_instructions=4 + seed % 3, inplace_prob=0.3, memory_fraction=0.4,
+                    copy_bandwidth=1e6, latency_tables=tables)
+
+
+def small(seed):
+    """Somewhat larger programs, slow copies and latency tables: CP-SAT still proves them."""
+    return generate(seed, num_instructions=10, inplace_prob=0.3, loop_prob=0.2,
+                    memory_fraction=0.4, copy_bandwidth=2e5, latency_tables=seed % 2 == 0,
+                    zero_supply_prob=0.1)
+
+
+def game_solutions(problem, rules, limit):
+    """Up to `limit` complete (not lost) games, depth first: every legal action sequence."""
+    game = ReferenceGame(problem, rules)
+    found = []
+
+    def walk():
+        if len(found) >= limit:
+            return
+        if game.done:
+            if not game.lost:
+                found.append(game.solution())
+            return
+        for action in np.flatnonzero(game.legal_actions()):
+            saved = copy.deepcopy(game.board)
+            game.step(int(action))
+            walk()
+            game.board, game.lost = saved, False
+
+    walk()
+    return found
+
+
+def check_result(problem, result, rules=Rules()):
+    report = validate(problem, result.solution, allow_nocopy_move=rules.nocopy_offset == "lowest")
+    assert report.ok, str(report)
+    assert result.solution.ret == report.recomputed_return  # the exact return, not CP-SAT's
+    assert result.solution.solver == "cpsat"
+    info = result.info
+    assert info["bound"] == min(info["cpsat_bound"], info["relaxation_bound"])
+    assert info["bound"] >= result.solution.ret
+    assert "invalid_solutions" not in info
+    times = [t for t, _ in result.trace]
+    returns = [r for _, r in result.trace]
+    assert times == sorted(times) and returns == sorted(returns)
+    assert returns[-1] == result.solution.ret
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_optimum_is_at_least_the_games_and_bounds_hold(seed):
+    problem = tiny(seed, tables=seed % 2 == 1)
+    game = exhaustive(problem, 60, 0, rules=RULES)
+    assert game.info["proven_optimal"]
+    result = cpsat(problem, 30, 0, hint=None)
+    check_result(problem, result)
+    assert result.info["status"] == "optimal" and result.info["proven_optimal"]
+    assert result.solution.ret >= game.solution.ret - 1e-9
+    # Proven optimal: the bound is the optimum up to the objective's rounding.
+    assert result.info["cpsat_bound"] - result.solution.ret <= 1e-6 * max(1.0, result.solution.ret)
+    assert upper_bound(problem) >= result.info["bound"] >= result.solution.ret
+
+
+def test_the_physics_can_beat_the_game():
+    # Seed 3: the game's copy timings and lowest offsets leave nothing placeable, the physics
+    # does not (an instance found while testing; a regression check of the search space).
+    problem = tiny(3)
+    assert exhaustive(problem, 60, 0, rules=RULES).solution.ret == 0.0
+    result = cpsat(problem, 30, 0, hint=None)
+    check_result(problem, result)
+    assert result.solution.ret > 0.05
+
+
+@pytest.mark.parametrize("seed,columns,nocopy_offset", [
+    (0, 32, "same"), (2, 8, "lowest"), (2, 256, "same"), (5, 32, "same"), (7, 256, "same"),
+    (-1, 32, "same")])
+def test_every_game_solution_fits_the_model(seed, columns, nocopy_offset):
+    """The model admits every game solution (its bound is then >= the game's optimum): each
+    complete game (all of them, or the first 150 for the larger instance) is completed into a
+    full assignment of the model's variables."""
+    problem = tiny(seed, tables=seed % 2 == 1) if seed >= 0 else small(1)
+    rules = Rules(columns=columns, nocopy_offset=nocopy_offset)
+    model = _Model(problem, rules)
+    games = game_solutions(problem, rules, limit=150)
+    assert len(games) >= 13
+    if seed in (2, 5, -1):  # these exercise NoCopies with allocations of their own
+        assert any(((s.action == 1) & (s.alloc_start >= 0)).any() for s in games)
+    for sol in games:
+        assert model.complete(sol, 5.0) is not None, sol.to_json()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_group_pieces_are_the_disjoint_union_of_the_members_allocations(seed):
+    """`_Model._group_pieces` on random allocations (each containing its member's target, some
+    members without one): disjoint pieces covering exactly the union."""
+    from jaxmmap.solvers.cpsat import _Buffer
+
+    rng = np.random.default_rng(seed)
+    T, k = 12, 7
+    targets = np.sort(rng.integers(0, T, k))
+    model = _Model.__new__(_Model)
+    model.m, model.T = cp_model.CpModel(), T
+    model.B, expected = [], set()
+    for v in targets.tolist():
+        has = bool(rng.random() < 0.8)
+        a0, a1 = int(rng.integers(0, v + 1)), int(rng.integers(v, T))
+        model.B.append(_Buffer(has_alloc=model.m.new_constant(int(has)),
+                               alloc_start=model.m.new_constant(a0 if has else v),
+                               alloc_end=model.m.new_constant(a1 if has else v)))
+        expected |= set(range(a0, a1 + 1)) if has else set()
+    pieces = model._group_pieces(np.arange(k), targets)
+    solver = cp_model.CpSolver()
+    assert solver.solve(model.m) == cp_model.OPTIMAL
+    covered = []
+    for start, _, end, present in pieces:
+        s, e = solver.value(start), solver.value(end)
+        assert e >= s and bool(solver.value(present)) == (e > s)
+        covered += range(s, e)
+    assert sorted(covered) == sorted(expected)  # disjoint (no step twice) and the union
+
+
+def test_a_solution_outside_the_model_is_not_completed():
+    problem = tiny(2)
+    best = exhaustive(problem, 60, 0, rules=RULES).solution
+    model = _Model(problem, Rules())
+    assert model.complete(best, 5.0) is not None
+    placed = np.flatnonzero(best.alloc_start >= 0)
+    # Move one allocation onto another one's bytes at the same steps: an overlap.
+    i, j = placed[0], placed[1]
+    moved = dataclasses.replace(best, offset=best.offset.copy(), alloc_start=best.alloc_start.copy(),
+                                alloc_end=best.alloc_end.copy())
+    moved.offset[j] = best.offset[i]
+    moved.alloc_start[j], moved.alloc_end[j] = best.alloc_start[i], best.alloc_end[i]
+    assert not validate(problem, moved).ok
+    assert model.complete(moved, 5.0) is None
+    result = cpsat(problem, 10, 0, hint=moved)
+    assert result.info["hint_accepted"] is False
+    check_result(problem, result)
+
+
+@pytest.mark.parametrize("seed", [2])
+def test_no_solver_beats_the_bounds(seed):
+    problem = tiny(seed)
+    bound = upper_bound(problem)
+    result = cpsat(problem, 30, 0, hint=None)
+    for name in ("exhaustive", "greedy", "random"):
+        other = solve(problem, name, budget_s=0.3, seed=seed, rules=RULES,
+                      **({"batch": 32} if name == "random" else {}))
+        assert other.solution.ret <= result.info["bound"] + 1e-9, name
+        assert other.solution.ret <= bound + 1e-9, name
+    assert result.solution.ret > 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4, 5])
+def test_lp_bound_is_above_the_proven_optimum(seed):
+    problem = small(seed)
+    result = cpsat(problem, 30, 0, hint=None)
+    assert result.info["proven_optimal"], result.info
+    check_result(problem, result)
+    bound, info = relaxation(problem)
+    assert info["lp_solver"] == "highs"
+    assert bound >= result.solution.ret - 1e-9
+    assert bound == pytest.approx(info["lp_value"], rel=1e-6, abs=1e-9)  # certificate ~ LP value
+
+
+def test_pdlp_certificate_is_a_valid_bound(monkeypatch):
+    problem = small(0)
+    exact, _ = relaxation(problem)
+    monkeypatch.setattr(cpsat_module, "HIGHS_NONZEROS", 0)
+    bound, info = relaxation(problem, pdlp_iterations=200)
+    assert info["lp_solver"] == "pdlp"
+    assert exact - 1e-6 <= bound < np.inf
+
+
+def test_the_certificate_bounds_the_lp_for_any_duals():
+    # max x + y, x + y <= 1, 0 <= x, y <= 1: the optimum is 1; with no duals, the box gives 2.
+    lp = _LP()
+    x, y = lp.var(obj=1.0), lp.var(obj=1.0)
+    lp.row("ub", [(x, 1.0), (y, 1.0)], 1.0)
+    bound, info = lp.solve(1.0)
+    assert info["lp_value"] == pytest.approx(1.0)
+    assert 1.0 <= bound <= 1.0 + 1e-9
+
+
+def test_all_drop_and_the_size_limit():
+    problem = tiny(1, tables=True)
+    drop = all_drop(problem)
+    report = validate(problem, drop)
+    assert report.ok and drop.ret == report.recomputed_return == 0.0
+    assert np.all(drop.action == DROP) and np.all(drop.offset == -1)
+    with pytest.raises(ValueError, match=f"not {problem.num_buffers}"):
+        cpsat(problem, 10, 0, max_buffers=problem.num_buffers - 1)
+    # No time at all: whatever CP-SAT has (at worst all-Drop) is valid.
+    check_result(problem, cpsat(problem, 0.0, 0, hint=None))
+
+
+def test_all_drop_when_cpsat_finds_nothing(monkeypatch):
+    class Idle(cp_model.CpSolver):
+        def solve(self, model, callback=None):
+            return cp_model.UNKNOWN
+
+    problem = tiny(2)
+    monkeypatch.setattr(cpsat_module.cp_model, "CpSolver", Idle)
+    result = cpsat(problem, 10, 0, hint=None)
+    check_result(problem, result)
+    assert np.all(result.solution.action == DROP) and result.solution.ret == 0.0
+    assert result.info["status"] == "unknown" and not result.info["proven_optimal"]
+    assert result.info["cpsat_bound"] == np.inf
+    assert result.info["bound"] == result.info["relaxation_bound"] == upper_bound(problem) > 0
+
+
+def test_lowest_nocopy_rule():
+    problem = tiny(2)
+    rules = Rules(columns=8, nocopy_offset="lowest")
+    game = exhaustive(problem, 60, 0, rules=rules)
+    result = cpsat(problem, 30, 0, rules=rules, hint=None)
+    check_result(problem, result, rules)
+    assert result.info["proven_optimal"]
+    assert result.solution.ret >= game.solution.ret - 1e-9
+
+
+@pytest.mark.parametrize("name", ["bundled:tiny", "alexnet_infer_b32@gpu"])
+def test_real_instances(name):
+    problem = bundled("tiny") if name == "bundled:tiny" else load(name)
+    greedy = solve(problem, "greedy").solution
+    bound = upper_bound(problem)
+    assert bound >= greedy.ret
+    result = cpsat(problem, 5, 0, hint=greedy)
+    assert result.info["hint_accepted"]
+    check_result(problem, result)
+    assert result.solution.ret >= greedy.ret - 1e-9
+    assert result.info["relaxation_bound"] == bound
+    if name != "bundled:tiny":  # 57 buffers: proven optimal in about a second
+        assert result.info["proven_optimal"]
+        assert bound >= result.solution.ret - 1e-9
