@@ -1,0 +1,161 @@
+"""The learned solvers (ES, EGRL) and their policy: valid solutions, never above the optimum,
+anytime traces, determinism, one compile across generations, sane features.
+
+Every instance is padded to one shape (PAD), so each solver configuration compiles once for the
+whole file."""
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmmap import Rules, bundled, game, generate, make_instance, validate
+from jaxmmap.play import greedy_policy
+from jaxmmap.solvers import egrl as egrl_module
+from jaxmmap.solvers import es as es_module
+from jaxmmap.solvers import policy
+from jaxmmap.solvers.exhaustive import exhaustive
+
+RULES = Rules(columns=32)
+PAD = (128, 64, 1)  # (buffers, steps, tables): the bundled tiny problem and the small ones fit
+ES = dict(population=8, padding=PAD)
+EGRL = dict(neural=4, boltzmann=4, learner_games=2, record=16, capacity=1024, updates=4,
+            batch=64, warmup=8, padding=PAD)
+SOLVERS = {"es": (es_module.es, ES), "egrl": (egrl_module.egrl, EGRL)}
+
+
+def tiny(seed):
+    """Small programs with a fast copy engine (as in test_solvers.py)."""
+    return generate(seed, num_instructions=4 + seed % 3, inplace_prob=0.3, memory_fraction=0.4,
+                    copy_bandwidth=1e6)
+
+
+def run(name, problem, generations=3, seed=0, budget_s=60.0):
+    fn, options = SOLVERS[name]
+    return fn(problem, budget_s, seed, rules=RULES, max_generations=generations, **options)
+
+
+def check_trace(result):
+    times = [t for t, _ in result.trace]
+    returns = [r for _, r in result.trace]
+    assert times == sorted(times) and returns == sorted(returns)  # anytime: only improvements
+    assert returns[-1] == pytest.approx(result.solution.ret)
+
+
+def test_features_shapes_finite_and_greedy_start():
+    """Features have the documented shapes and are finite along a game; the greedy start plays
+    exactly like the greedy policy; random (linear and MLP) policies never play illegally."""
+    problem = bundled("tiny")
+    instance = make_instance(problem, RULES, num_buffers=PAD[0], num_steps=PAD[1],
+                             num_tables=PAD[2])
+    greedy_params = policy.init_params(jax.random.key(0))
+    noisy = [policy.init_params(jax.random.key(k), scale=1.0, hidden=h) for k, h in [(1, 0), (2, 8)]]
+
+    @jax.jit
+    def play(instance):
+        ctx = policy.context(instance)
+
+        def body(state, key):
+            phi = policy.features(state, ctx)
+            ours = policy.make_policy(greedy_params, ctx)(key, state)
+            return game.step(state, ours), (phi, game.legal_action_mask(state), ours,
+                                             greedy_policy(key, state), state.done)
+
+        keys = jax.random.split(jax.random.key(0), PAD[0])
+        final, out = jax.lax.scan(body, game.init(instance, backup=True), keys)
+
+        def noisy_game(params, sample):
+            def step(state, key):
+                a = policy.make_policy(params, ctx, sample=sample)(key, state)
+                legal = game.legal_action_mask(state)[a] | state.done
+                return game.step(state, a), legal
+            return jax.lax.scan(step, game.init(instance, backup=True), keys)
+
+        others = [noisy_game(p, s) for p in noisy for s in (False, True)]
+        return ctx, final, out, others
+
+    ctx, final, (phi, legal, ours, greedy, done), others = play(instance)
+    chex.assert_shape(ctx.static, (PAD[0], policy.NUM_STATIC))
+    chex.assert_shape(phi, (PAD[0], policy.NUM_FEATURES))
+    assert policy.NUM_FEATURES == len(policy.BUFFER_FEATURES) + 3 * len(policy.ACTION_FEATURES)
+    assert np.all(np.isfinite(np.asarray(phi))) and np.isfinite(float(ctx.scale))
+    live = ~np.asarray(done)
+    assert live.sum() == problem.num_buffers  # no restore in the greedy game
+    np.testing.assert_array_equal(np.asarray(policy.phi_legal(phi))[live], np.asarray(legal)[live])
+    np.testing.assert_array_equal(np.asarray(ours)[live], np.asarray(greedy)[live])
+    assert bool(final.done) and not bool(final.lost)
+    x = np.asarray(phi)[live]
+    assert np.all(x[:, 0] == 1.0)  # bias
+    bounded = [policy.BUFFER_FEATURES.index(f) for f in (
+        "demand_now", "demand_start", "target", "is_output", "progress", "occupancy", "later_uses",
+        "supply_left")]
+    assert np.all((x[:, bounded] >= 0) & (x[:, bounded] <= 1))
+    for state, legal_moves in others:
+        assert np.all(np.asarray(legal_moves)) and not bool(state.lost)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4])
+def test_valid_and_never_above_the_optimum(seed):
+    problem = tiny(seed)
+    best = exhaustive(problem, 60, 0, rules=RULES)
+    assert best.info["proven_optimal"]
+    for name in SOLVERS:
+        result = run(name, problem, seed=seed)
+        assert validate(problem, result.solution).ok, name
+        assert result.solution.solver == name
+        assert result.solution.ret <= best.solution.ret + 1e-5, name
+        assert result.info["generations"] == 3
+        check_trace(result)
+
+
+def test_bundled_tiny_valid_deterministic_and_compiled_once():
+    problem = bundled("tiny")
+    for name in SOLVERS:
+        first = run(name, problem, generations=4, seed=3)
+        again = run(name, problem, generations=4, seed=3)
+        assert validate(problem, first.solution).ok, name
+        check_trace(first)
+        assert first.solution.ret == again.solution.ret, name
+        np.testing.assert_array_equal(first.solution.action, again.solution.action)
+        np.testing.assert_array_equal(first.solution.offset, again.solution.offset)
+        # One compile serves every generation (and, with the shared padding, every instance).
+        assert first.info["traces"] <= 1 and again.info["traces"] == 0, name
+        assert first.info["games"] == again.info["games"]
+
+
+def test_es_never_below_its_start_and_mean_plays():
+    problem = bundled("tiny")
+    result = run("es", problem, generations=6, seed=1)
+    assert result.solution.ret >= result.info["first_generation_best"] - 1e-4
+    assert result.info["games"] == 6 * (ES["population"] + 1)
+    assert np.isfinite(result.info["mean_policy_return"])
+
+
+def test_es_generation_traces_once():
+    """The generation function, jitted with chex's trace counter, is traced once across
+    generations (the state's signature does not change between them)."""
+    init, generation = es_module.make_generation(8, 0, 0.05, 0.03, 2)[1:]
+    generation = jax.jit(chex.assert_max_traces(generation, n=1))
+    instance = make_instance(tiny(0), RULES, num_buffers=PAD[0], num_steps=PAD[1],
+                             num_tables=PAD[2])
+    search = init(jax.random.key(0), policy.init_params(jax.random.key(0)))
+    for k in range(4):  # includes a restart (patience 2)
+        search, state, stats = generation(search, jax.random.key(k), instance)
+    assert int(search.es.generation_counter) == 4
+    chex.assert_shape(search.best_params, (policy.NUM_FEATURES * 3 + 3,))
+    assert bool(jnp.isfinite(stats["best"]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["es", "egrl"])
+def test_real_instance_beats_greedy_start(name):
+    from jaxmmap import benchmarks
+    from jaxmmap.solvers.simple import greedy
+
+    problem = benchmarks.load("resnet18_infer@tpu_v4i-30")
+    fn = {"es": es_module.es, "egrl": egrl_module.egrl}[name]
+    result = fn(problem, 25.0, 0)
+    assert validate(problem, result.solution).ok
+    check_trace(result)
+    assert result.solution.ret >= greedy(problem, 10.0, 0).solution.ret
