@@ -50,9 +50,13 @@ class Run:
     Attributes:
       instance, solver, seed: what ran.
       status: "ok", "invalid", "skipped" or "error" (module docstring).
-      ret: the validated return (nan unless ok).
+      ret: the best return found within the budget (solvers check the clock between batches,
+        so a run can go on past it; what it finds then does not count here). If the first
+        solution came only after the budget, its return (nan unless ok).
+      final_ret: the best return at the end of the run (the solution that was validated and
+        saved).
       seconds: wall time used.
-      time_to_best: seconds until the best solution was found (nan unless ok).
+      time_to_best: seconds until the solution counted in `ret` was found (nan unless ok).
       trace: (seconds, best return) at every improvement.
       info: the solver's own figures.
       message: why a run is not ok.
@@ -63,6 +67,7 @@ class Run:
     seed: int
     status: str
     ret: float
+    final_ret: float
     seconds: float
     time_to_best: float
     trace: tuple[tuple[float, float], ...]
@@ -117,6 +122,26 @@ class Comparison:
 
     # ------------------------------------------------------------------ files
 
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> Comparison:
+        """Reads back what `save` wrote (traces.json; solutions are not reloaded)."""
+        with open(os.path.join(os.fspath(directory), "traces.json"), encoding="utf-8") as f:
+            data = json.load(f)
+        budget = float(data["budget_s"])
+        runs = []
+        for r in data["runs"]:
+            trace = tuple((float(t), float(v)) for t, v in r["trace"])
+            if r["status"] == "ok":
+                final = r.get("final_ret", trace[-1][1] if trace else r["ret"])
+                found, ret = _at_budget(trace, budget, final)
+            else:
+                final, found, ret = math.nan, math.nan, math.nan
+            runs.append(Run(r["instance"], r["solver"], int(r["seed"]), r["status"], ret, final,
+                            float(r["seconds"]), found, trace, r.get("info", {}),
+                            r.get("message", "")))
+        return cls(runs=runs, bounds={k: float(v) for k, v in data["bounds"].items()},
+                   budget_s=budget, seeds=int(data["seeds"]), environment=data["environment"])
+
     def save(self, directory: str | os.PathLike, *, solutions: bool = True) -> dict[str, str]:
         """Writes results.csv (one line per run), results.md (the table), traces.json and
         curves.png; with `solutions`, the best validated solution of each (instance, solver)
@@ -142,15 +167,16 @@ class Comparison:
         return paths
 
     def write_csv(self, path: str) -> None:
-        fields = ["instance", "solver", "seed", "status", "return", "bound", "fraction_of_bound",
-                  "time_to_best", "seconds", "message"]
+        fields = ["instance", "solver", "seed", "status", "return", "final_return", "bound",
+                  "fraction_of_bound", "time_to_best", "seconds", "message"]
         with open(path, "w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=fields)
             writer.writeheader()
             for r in self.runs:
                 bound = self.bounds.get(r.instance, math.nan)
                 writer.writerow({"instance": r.instance, "solver": r.solver, "seed": r.seed,
-                                 "status": r.status, "return": _num(r.ret), "bound": _num(bound),
+                                 "status": r.status, "return": _num(r.ret),
+                                 "final_return": _num(r.final_ret), "bound": _num(bound),
                                  "fraction_of_bound": _num(_fraction(r.ret, bound)),
                                  "time_to_best": _num(r.time_to_best),
                                  "seconds": _num(r.seconds), "message": r.message})
@@ -161,25 +187,30 @@ class Comparison:
             "# Solver comparison",
             "",
             f"Budget {self.budget_s:g} s of wall time per run (compilation included), "
-            f"{self.seeds} seed(s) per solver; {env.get('machine', '')}. Returns are means over "
-            "the seeds' validated runs (± standard deviation); *bound* is an upper bound on any "
-            "valid solution's return; *time to best* is when the best solution was found.",
+            f"{self.seeds} seed(s) per solver; {env.get('machine', '')}. *Return*: the best found "
+            "within the budget, mean over the seeds' validated runs (± standard deviation); "
+            "*bound*: an upper bound on any valid solution's return; *time to best*: when that "
+            "solution was found; *s used*: wall time of the run (solvers stop between batches, "
+            "so it can pass the budget).",
             "",
         ]
         rows = self.rows()
         for instance in dict.fromkeys(r["instance"] for r in rows):
             bound = self.bounds.get(instance, math.nan)
             lines += [f"## {instance}", "", f"Upper bound: {_fmt(bound)}", "",
-                      "| solver | return | best | % of bound | time to best (s) | valid | note |",
-                      "|---|---:|---:|---:|---:|---:|---|"]
+                      "| solver | return | best | % of bound | time to best (s) | s used | valid "
+                      "| note |",
+                      "|---|---:|---:|---:|---:|---:|---:|---|"]
             for r in sorted((r for r in rows if r["instance"] == instance),
                             key=lambda r: -r["mean_return"] if r["valid"] else math.inf):
                 ret = (f"{_fmt(r['mean_return'])} ± {_fmt(r['std_return'])}" if r["valid"] > 1
                        else _fmt(r["mean_return"]))
                 pct = "" if math.isnan(r["fraction_of_bound"]) else \
                     f"{100 * r['fraction_of_bound']:.1f}"
+                valid = f"{r['valid']}/{r['runs']}" + "".join(
+                    f", {r[k]} {k}" for k in ("invalid", "skipped", "errors") if r[k])
                 lines.append(f"| {r['solver']} | {ret} | {_fmt(r['best_return'])} | {pct} | "
-                             f"{_fmt(r['time_to_best'], 3)} | {r['valid']}/{r['runs']} | "
+                             f"{_fmt(r['time_to_best'], 3)} | {_fmt(r['seconds'], 3)} | {valid} | "
                              f"{r['note'][:80]} |")
             lines.append("")
         return "\n".join(lines)
@@ -289,8 +320,9 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
                                   f"{type(e).__name__}: {e}")
                 else:
                     trace = tuple((float(t), float(r)) for t, r in result.trace)
-                    run = Run(problem.name, solver, seed, "ok", float(result.solution.ret),
-                              float(result.seconds), trace[-1][0] if trace else 0.0, trace,
+                    found, at_budget = _at_budget(trace, budget_s, float(result.solution.ret))
+                    run = Run(problem.name, solver, seed, "ok", at_budget,
+                              float(result.solution.ret), float(result.seconds), found, trace,
                               _plain(result.info))
                     key = (problem.name, solver)
                     if key not in best or result.solution.ret > best[key].ret:
@@ -304,8 +336,8 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
                         f"{_fmt(run.ret)} in {run.seconds:.1f}s {run.message[:100]}")
         # CP-SAT's bound holds for game solutions and for physical ones whose copies fit the
         # supply in whole ticks; another physical solution could pass it by a rounding hair.
-        best_ok = max((r.ret for r in runs if r.instance == problem.name and r.status == "ok"),
-                      default=-math.inf)
+        best_ok = max((r.final_ret for r in runs
+                       if r.instance == problem.name and r.status == "ok"), default=-math.inf)
         if math.isfinite(cpsat_bound):
             bounds[problem.name] = min(bounds.get(problem.name, math.inf),
                                        max(cpsat_bound, best_ok))
@@ -320,8 +352,14 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
 
 def _failed(problem: Problem, solver: str, seed: int, status: str, start: float,
             message: str) -> Run:
-    return Run(problem.name, solver, seed, status, math.nan, time.perf_counter() - start,
+    return Run(problem.name, solver, seed, status, math.nan, math.nan, time.perf_counter() - start,
                math.nan, (), {}, message.strip().splitlines()[0] if message.strip() else status)
+
+
+def _at_budget(trace, budget_s: float, final: float) -> tuple[float, float]:
+    """(time, return) of the best solution found within the budget, or of the first one."""
+    within = [p for p in trace if p[0] <= budget_s] or list(trace[:1])
+    return within[-1] if within else (0.0, final)
 
 
 def _step(trace, grid: np.ndarray) -> np.ndarray:

@@ -45,3 +45,11 @@ def make_solution(problem, rows, ret=None, *, rules=None, name=None):
         copy_start=np.asarray([r[3][0] for r in rows], np.int64),
         copy_end=np.asarray([r[3][1] for r in rows], np.int64),
         rules=rules or {})
+
+
+# Options that keep the learned solvers small in tests. Every problem is padded to PAD, so each
+# solver configuration compiles once per test session (their generation functions are cached).
+PAD = (128, 64, 1)  # (buffers, steps, tables): the bundled tiny problem and the small ones fit
+ES_OPTIONS = dict(population=8, padding=PAD)
+EGRL_OPTIONS = dict(neural=4, boltzmann=4, learner_games=2, record=16, capacity=1024, updates=4,
+                    batch=64, warmup=8, padding=PAD)

@@ -12,7 +12,7 @@ import pytest
 
 from jaxmmap import Rules, generate
 from jaxmmap.cli import main
-from jaxmmap.compare import compare
+from jaxmmap.compare import Comparison, compare
 from jaxmmap.generator import bundled
 from jaxmmap.solvers import SOLVERS
 from jaxmmap.solvers.base import Result
@@ -35,7 +35,13 @@ def fake_solvers(monkeypatch):
     def crash(problem, budget_s, seed, *, rules):
         raise RuntimeError("boom")
 
-    for name, fn in (("cheat", cheat), ("refuse", refuse), ("crash", crash)):
+    def late(problem, budget_s, seed, *, rules):  # improves only after its budget
+        honest = SOLVERS["greedy"](problem, budget_s, seed, rules=rules)
+        ret = honest.solution.ret
+        return dataclasses.replace(honest, trace=((0.1, ret - 1.0), (budget_s + 5.0, ret)),
+                                   seconds=budget_s + 5.0)
+
+    for name, fn in (("cheat", cheat), ("refuse", refuse), ("crash", crash), ("late", late)):
         monkeypatch.setitem(SOLVERS, name, fn)
 
 
@@ -52,7 +58,8 @@ def test_statuses_rows_and_files(tmp_path, fake_solvers):
     for r in result.runs:
         bound = result.bounds[r.instance]
         if r.status == "ok":
-            assert r.ret <= bound + 1e-6 and r.trace[-1][1] == pytest.approx(r.ret)
+            assert r.ret <= r.final_ret <= bound + 1e-6
+            assert r.trace[-1][1] == pytest.approx(r.final_ret)
             assert 0 <= r.time_to_best <= r.seconds + 1e-6
         else:
             assert math.isnan(r.ret) and r.message
@@ -79,6 +86,15 @@ def test_statuses_rows_and_files(tmp_path, fake_solvers):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     solutions = [k for k in paths if k.startswith("solution:")]
     assert len(solutions) == 2 * 2  # greedy and heuristic, per instance (not the cheat)
+
+
+def test_only_what_is_found_within_the_budget_counts(fake_solvers):
+    result = compare([bundled("tiny")], ["late"], budget_s=1, rules=RULES)
+    (run,) = result.runs
+    assert run.status == "ok" and run.ret == pytest.approx(run.final_ret - 1.0)
+    assert run.time_to_best == pytest.approx(0.1) and run.seconds == pytest.approx(6.0)
+    (row,) = result.rows()
+    assert row["mean_return"] == pytest.approx(run.ret)
 
 
 def test_bad_arguments():
@@ -111,3 +127,11 @@ def test_a_proven_cpsat_bound_tightens_the_instance_bound():
         min(cp.info["relaxation_bound"], max(cp.info["bound"], cp.ret)))
     assert result.bounds["small"] <= cp.info["relaxation_bound"]
     assert all(r.ret <= result.bounds["small"] + 1e-9 for r in result.runs)
+
+
+def test_saved_results_load_back(tmp_path):
+    result = compare([bundled("tiny")], ["greedy", "heuristic"], budget_s=1, rules=RULES)
+    result.save(tmp_path, solutions=False)
+    loaded = Comparison.load(tmp_path)
+    assert loaded.runs == result.runs and loaded.bounds == result.bounds
+    assert loaded.markdown() == result.markdown()

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from builders import EGRL_OPTIONS, ES_OPTIONS, PAD
 
 from jaxmmap import Rules, bundled, game, generate, make_instance, validate
 from jaxmmap.play import greedy_policy
@@ -18,11 +19,7 @@ from jaxmmap.solvers import policy
 from jaxmmap.solvers.exhaustive import exhaustive
 
 RULES = Rules(columns=32)
-PAD = (128, 64, 1)  # (buffers, steps, tables): the bundled tiny problem and the small ones fit
-ES = dict(population=8, padding=PAD)
-EGRL = dict(neural=4, boltzmann=4, learner_games=2, record=16, capacity=1024, updates=4,
-            batch=64, warmup=8, padding=PAD)
-SOLVERS = {"es": (es_module.es, ES), "egrl": (egrl_module.egrl, EGRL)}
+SOLVERS = {"es": (es_module.es, ES_OPTIONS), "egrl": (egrl_module.egrl, EGRL_OPTIONS)}
 
 
 def tiny(seed):
@@ -128,7 +125,7 @@ def test_es_never_below_its_start_and_mean_plays():
     problem = bundled("tiny")
     result = run("es", problem, generations=6, seed=1)
     assert result.solution.ret >= result.info["first_generation_best"] - 1e-4
-    assert result.info["games"] == 6 * (ES["population"] + 1)
+    assert result.info["games"] == 6 * (ES_OPTIONS["population"] + 1)
     assert np.isfinite(result.info["mean_policy_return"])
 
 

@@ -3,10 +3,12 @@
 import dataclasses
 
 import pytest
+from builders import EGRL_OPTIONS, ES_OPTIONS
 
-from jaxmmap import Rules, generate, validate
+from jaxmmap import Rules, bundled, generate, validate
 from jaxmmap.solvers import SOLVERS, InvalidSolution, solve
 from jaxmmap.solvers.base import Result
+from jaxmmap.solvers.cpsat import upper_bound
 from jaxmmap.solvers.exhaustive import exhaustive
 
 RULES = Rules(columns=32)
@@ -29,20 +31,52 @@ def test_branch_and_bound_equals_brute_force(seed):
     assert validate(problem, bounded.solution).ok
 
 
+# Solvers that play the game: the game's optimum (exhaustive) bounds them. The others place
+# buffers themselves (any valid offsets and copy intervals) and may pass it; CP-SAT's proven
+# bound and the relaxation bound hold for them all.
+GAME_SOLVERS = {"random", "greedy", "es", "egrl", "exhaustive"}
+OPTIONS = {"random": dict(batch=32), "es": dict(ES_OPTIONS, max_generations=3),
+           "egrl": dict(EGRL_OPTIONS, max_generations=3)}
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2, 4])  # instances where something can be placed
-def test_no_solver_beats_the_optimum_and_all_are_valid(seed):
+def test_every_solver_is_valid_and_within_the_bounds(seed):
     problem = tiny(seed)
-    best = solve(problem, "exhaustive", budget_s=60, rules=RULES).solution.ret
-    for name in ("greedy", "random"):
-        result = solve(problem, name, budget_s=0.3, seed=seed, rules=RULES, **(
-            {"batch": 32} if name == "random" else {}))
-        assert result.solution.ret <= best + 1e-5, name
-        assert result.solution.solver == name
+    optimum = solve(problem, "exhaustive", budget_s=60, rules=RULES).solution.ret
+    exact = solve(problem, "cpsat", budget_s=60, rules=RULES)
+    assert exact.info["proven_optimal"]
+    assert exact.solution.ret >= optimum - 1e-9  # the physical optimum contains the game's
+    relaxation = upper_bound(problem)
+    assert exact.info["bound"] <= relaxation + 1e-9
+    assert optimum > 0
+    for name in SOLVERS:
+        result = solve(problem, name, budget_s=0.3 if name == "random" else 60, seed=seed,
+                       rules=RULES, **OPTIONS.get(name, {}))  # solve() validates
+        ret = result.solution.ret
+        assert ret <= relaxation + 1e-6 and ret <= exact.info["bound"] + 1e-6, name
+        if name in GAME_SOLVERS:
+            assert ret <= optimum + 1e-5, name
         times = [t for t, _ in result.trace]
         returns = [r for _, r in result.trace]
         assert times == sorted(times) and returns == sorted(returns)  # anytime: only improvements
-        assert returns[-1] == pytest.approx(result.solution.ret)
-    assert best > 0
+        assert returns[-1] == pytest.approx(ret)
+
+
+def test_every_solver_on_the_bundled_instance():
+    problem = bundled("tiny")
+    rules = RULES  # with the padding of OPTIONS, es and egrl reuse their compiles
+    bound = upper_bound(problem)
+    returns = {}
+    for name in SOLVERS:
+        if name == "exhaustive":
+            with pytest.raises(ValueError, match="tiny"):
+                solve(problem, name, rules=rules)
+            continue
+        result = solve(problem, name, budget_s=0 if name == "random" else 20, rules=rules,
+                       **{k: v for k, v in OPTIONS.get(name, {}).items() if k != "batch"})
+        returns[name] = result.solution.ret
+        assert 0 < returns[name] <= bound + 1e-6, name
+    assert returns["heuristic"] > returns["random"]  # 256 random games
 
 
 def test_budget_stops_the_search_without_claiming_optimality():
