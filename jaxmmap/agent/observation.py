@@ -1,0 +1,172 @@
+"""What the MMap-MuZero agent sees: features of a `game.State`, built inside `jit`.
+
+Section 4.3.1 of the paper, in fixed shapes (one shape per padded instance, except `profile`,
+whose length is the instance's grid width):
+
+* buffer features (Table 1) of the current buffer, the next `NEXT_BUFFERS` buffers and the next
+  `SAME_TENSOR` buffers of the same tensor;
+* the memory grid in a window of `window_steps` steps centred on the current target time,
+  downsampled to 128 x 128 (the fraction of occupied cells per pixel);
+* the full-resolution occupancy of the grid's columns at the target time;
+* a window of the remaining copy supply W centred on the target time;
+* per action its legality, allocation start and end, and offset;
+* global features: the move number, the buffer index, the buffer's position in its alias group
+  and how many of the group are still undecided.
+
+Every feature is normalized to about [-1, 1] by sizes of the instance (steps, columns, the
+largest supply and benefit), so that one network can be trained across instances.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from jaxmmap import game
+
+NEXT_BUFFERS = 5
+SAME_TENSOR = 4
+NUM_BUFFER_ROWS = 1 + NEXT_BUFFERS + SAME_TENSOR
+BUFFER_FEATURES = (
+    "valid", "width", "is_output", "target_from_now", "target", "same_tensor", "aliased",
+    "same_alias_group", "live_start_from_now", "live_end_from_now", "live_length", "demand",
+    "benefit", "in_latency_table", "group_status", "tensor_in_fast_memory")
+ACTION_FEATURES = ("legal", "start_from_target", "end_from_target", "offset")
+GLOBAL_FEATURES = ("move", "buffer", "position_in_group", "group_left")
+IMAGE = 128
+WINDOW_STEPS = 256
+SUPPLY_WINDOW = 65
+
+
+@struct.dataclass
+class Observation:
+    """The agent's input for one game (add a leading batch axis for many).
+
+    Attributes:
+      buffers: float32[NUM_BUFFER_ROWS, len(BUFFER_FEATURES)]: rows for the current buffer, the
+        next NEXT_BUFFERS buffers, then the next SAME_TENSOR buffers of its tensor; rows of
+        absent buffers are zero (their `valid` feature too).
+      grid: float32[128, 128]: the occupied fraction of each pixel of the memory grid, rows =
+        `window_steps` steps centred on the target time (earliest at the top), columns = the
+        grid's columns.
+      profile: float32[C]: occupancy of each grid column at the target time, C = 32 * grid words
+        (columns past the usable ones count as occupied).
+      supply: float32[SUPPLY_WINDOW]: the remaining supply W around the target time, over the
+        largest supply of a step (0 outside the program).
+      actions: float32[3, len(ACTION_FEATURES)]: per action (Copy, NoCopy, Drop) its legality,
+        allocation start and end relative to the target (over the number of steps; 0 if none)
+        and offset over the usable columns (-1 if none).
+      globals: float32[len(GLOBAL_FEATURES)]: moves / N, buffer index / N, the buffer's position
+        in its alias group / group size, undecided members of the group / group size.
+      legal: bool[3] the legal actions.
+    """
+
+    buffers: jax.Array
+    grid: jax.Array
+    profile: jax.Array
+    supply: jax.Array
+    actions: jax.Array
+    globals: jax.Array
+    legal: jax.Array
+
+
+def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
+            supply_window: int = SUPPLY_WINDOW) -> Observation:
+    """The observation of one game (no batch axis; `vmap` it over games). `window_steps` must
+    be a multiple of 128."""
+    if window_steps % IMAGE:
+        raise ValueError(f"window_steps must be a multiple of {IMAGE}, got {window_steps}")
+    inst, board = state.instance, state.board
+    n_pad = inst.width.shape[0]
+    idx = jnp.arange(n_pad)
+    cur = jnp.minimum(board.cursor, n_pad - 1)
+    t_cur = inst.target[cur]
+    steps = jnp.maximum(inst.num_steps, 1).astype(jnp.float32)
+    n = jnp.maximum(inst.num_buffers, 1).astype(jnp.float32)
+    columns = jnp.maximum(inst.columns, 1).astype(jnp.float32)
+    valid = inst.valid & (idx < inst.num_buffers)
+
+    # Which buffers: the current one, the next few, the next ones of the same tensor.
+    following = cur + 1 + jnp.arange(NEXT_BUFFERS)
+    same = valid & (inst.tensor == inst.tensor[cur]) & (idx > cur)
+    (same_next,) = jnp.nonzero(same, size=SAME_TENSOR, fill_value=n_pad)
+    rows = jnp.concatenate([cur[None], following, same_next])
+    present = (rows < n_pad) & valid[jnp.minimum(rows, n_pad - 1)] & ~state.done
+    rows = jnp.minimum(rows, n_pad - 1)
+
+    group_size = jnp.zeros(n_pad, jnp.float32).at[inst.group].add(valid.astype(jnp.float32))
+    benefit_scale = jnp.maximum(jnp.max(jnp.abs(inst.benefit)), jnp.max(jnp.abs(inst.gain)))
+    benefit_scale = jnp.maximum(benefit_scale, 1e-9)
+    solo_gain = inst.gain[jnp.maximum(inst.table, 0), jnp.left_shift(1, inst.table_bit)]
+    benefit = jnp.where(inst.table >= 0, solo_gain, inst.benefit) / benefit_scale
+    mean_supply = jnp.maximum(jnp.sum(inst.supply) / steps, 1.0)
+    demand = jnp.log1p(inst.demand / mean_supply) / jnp.log1p(steps)
+    status = board.group_status[inst.group]
+    per_buffer = jnp.stack([
+        jnp.ones(n_pad),
+        inst.width / columns,
+        inst.is_output,
+        (inst.target - t_cur) / steps,
+        inst.target / steps,
+        inst.tensor == inst.tensor[cur],
+        group_size[inst.group] > 1,
+        inst.group == inst.group[cur],
+        (inst.live_start - t_cur) / steps,
+        (inst.live_end - t_cur) / steps,
+        (inst.live_end - inst.live_start + 1) / steps,
+        demand,
+        benefit,
+        inst.table >= 0,
+        jnp.where(status == game.PLACED, 1.0, jnp.where(status == game.DROPPED, -1.0, 0.0)),
+        board.tensor_end[inst.tensor] >= t_cur,
+    ], axis=-1).astype(jnp.float32)
+    buffers = jnp.where(present[:, None], per_buffer[rows], 0.0)
+
+    # The memory grid around the target: occupied fraction per 32-column word, then pixels.
+    words = board.grid.shape[1]
+    window = _outside_if_negative(t_cur - window_steps // 2 + jnp.arange(window_steps))
+    rows_of_grid = board.grid.at[window].get(mode="fill", fill_value=0)
+    fraction = jax.lax.population_count(rows_of_grid).astype(jnp.float32) / 32.0
+    fraction = fraction.reshape(IMAGE, window_steps // IMAGE, words).mean(axis=1)
+    if words >= IMAGE:
+        image = fraction.reshape(IMAGE, IMAGE, words // IMAGE).mean(axis=2)
+    else:
+        image = jnp.repeat(fraction, -(-IMAGE // words), axis=1)[:, :IMAGE]
+
+    # Full resolution at the target time; unusable columns count as occupied.
+    bits = (board.grid[t_cur][:, None] >> jnp.arange(32, dtype=jnp.uint32)) & jnp.uint32(1)
+    profile = bits.reshape(-1).astype(jnp.float32)
+    profile = jnp.where(jnp.arange(words * 32) < inst.columns, profile, 1.0)
+
+    w = game.remaining_supply(board)
+    around = _outside_if_negative(t_cur - supply_window // 2 + jnp.arange(supply_window))
+    supply = w.at[around].get(mode="fill", fill_value=0) / jnp.maximum(jnp.max(inst.supply), 1)
+
+    cand = state.candidates
+    legal = game.legal_action_mask(state)
+    has = cand.alloc_start >= 0
+    actions = jnp.stack([
+        legal,
+        jnp.where(has, (cand.alloc_start - t_cur) / steps, 0.0),
+        jnp.where(has, (cand.alloc_end - t_cur) / steps, 0.0),
+        jnp.where(cand.offset >= 0, cand.offset / columns, -1.0),
+    ], axis=-1).astype(jnp.float32)
+
+    g = inst.group[cur]
+    in_group = valid & (inst.group == g)
+    size = jnp.maximum(group_size[g], 1.0)
+    globals_ = jnp.stack([
+        state.moves / n,
+        board.cursor / n,
+        jnp.sum(in_group & (idx < cur)) / size,
+        board.group_left[g] / size,
+    ]).astype(jnp.float32)
+    return Observation(buffers=buffers, grid=image, profile=profile, supply=supply.astype(jnp.float32),
+                       actions=actions, globals=globals_, legal=legal)
+
+
+def _outside_if_negative(index: jax.Array) -> jax.Array:
+    """Negative indices would wrap around (NumPy semantics); make them out of bounds instead,
+    so that a gather with mode="fill" fills them."""
+    return jnp.where(index >= 0, index, jnp.iinfo(jnp.int32).max)
