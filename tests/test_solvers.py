@@ -34,9 +34,10 @@ def test_branch_and_bound_equals_brute_force(seed):
 # Solvers that play the game: the game's optimum (exhaustive) bounds them. The others place
 # buffers themselves (any valid offsets and copy intervals) and may pass it; CP-SAT's proven
 # bound and the relaxation bound hold for them all.
-GAME_SOLVERS = {"random", "greedy", "es", "egrl", "exhaustive"}
+GAME_SOLVERS = {"random", "greedy", "es", "egrl", "mcts", "exhaustive"}
 OPTIONS = {"random": dict(batch=32), "es": dict(ES_OPTIONS, max_generations=3),
-           "egrl": dict(EGRL_OPTIONS, max_generations=3)}
+           "egrl": dict(EGRL_OPTIONS, max_generations=3),
+           "mcts": dict(games=4, num_simulations=8, max_batches=1)}
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 4])  # instances where something can be placed

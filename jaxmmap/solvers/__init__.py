@@ -23,14 +23,16 @@ from jaxmmap.validator import validate
 
 
 def _lazy(module: str, name: str):
-    """`jaxmmap.solvers.<module>.<name>`, imported when first called."""
+    """`<module>.<name>` (a module under jaxmmap.solvers unless dotted), imported when first
+    called."""
+    module = module if "." in module else f"jaxmmap.solvers.{module}"
 
     def run(problem, budget_s, seed, **options):
-        fn = getattr(importlib.import_module(f"jaxmmap.solvers.{module}"), name)
+        fn = getattr(importlib.import_module(module), name)
         return fn(problem, budget_s, seed, **options)
 
     run.__name__ = run.__qualname__ = name
-    run.__doc__ = f"`jaxmmap.solvers.{module}.{name}` (imported on first use)."
+    run.__doc__ = f"`{module}.{name}` (imported on first use)."
     return run
 
 
@@ -40,6 +42,7 @@ SOLVERS = {
     "heuristic": heuristic,
     "es": _lazy("es", "es"),
     "egrl": _lazy("egrl", "egrl"),
+    "mcts": _lazy("jaxmmap.agent.search", "mcts"),
     "cpsat": _lazy("cpsat", "cpsat"),
     "exhaustive": exhaustive,
 }

@@ -1,0 +1,440 @@
+"""MMap-MuZero networks (representation, dynamics, prediction) and categorical value/reward targets.
+
+Architecture (paper Section 4.3.1, Figure 4): the representation encoder embeds each raw feature group
+separately (a ResNet over the 128x128 memory-map window, a strided 1-D convolution over the full
+resolution memory profile, MLPs over the buffer / supply / action / global features), concatenates the
+embeddings and maps them with an MLP to the shared hidden state. Prediction (policy, value), reward and
+dynamics are MLPs; policy, value and reward are categorical (paper: "categorical distributions over
+actions, values, and rewards").
+
+Everything here is pure: `make_networks(config)` returns `Networks`, whose `init`, `initial_inference`
+and `recurrent_inference` take the parameters explicitly, and `root_output` / `make_recurrent_fn` adapt
+them to `mctx` (`mctx.RootFnOutput`, `recurrent_fn -> (mctx.RecurrentFnOutput, embedding)`).
+
+Choices the paper does not state (it gives no layer sizes, normalisation or support in Appendix C /
+Table 6, which only lists training hyperparameters):
+
+- Hidden-state normalisation: MuZero's per-sample min-max scaling of the embedding to [0, 1]
+  (`NetworkConfig.normalize="minmax"`, the default), applied to the output of the representation
+  and of the dynamics function; `"layernorm"` is available as an alternative.
+- Categorical value and reward: MuZero's invertible transform h(x) = sign(x)(sqrt(|x|+1)-1) + eps x
+  (eps = 0.001), then a two-hot projection on a uniform support in *transformed* space. The support
+  is symmetric (returns of the MMapGame are >= -(return so far), and a lost game's reward can cancel the
+  whole return) and sized from the instance's return scale by `support_for`.
+- Residual blocks use LayerNorm (no batch statistics to carry), pre-activation style.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import chex
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+from flax import struct
+
+NUM_ACTIONS = 3
+VALUE_TRANSFORM_EPS = 0.001
+
+Params = Any
+
+
+# ----------------------------------------------------------------------------------------------------
+# Value transform and categorical (two-hot) targets.
+# ----------------------------------------------------------------------------------------------------
+
+
+def value_transform(x: chex.Array, eps: float = VALUE_TRANSFORM_EPS) -> chex.Array:
+    """h(x) = sign(x) (sqrt(|x| + 1) - 1) + eps x, computed without cancellation near 0."""
+    x = jnp.asarray(x, jnp.float32)
+    ax = jnp.abs(x)
+    return jnp.sign(x) * (ax / (jnp.sqrt(ax + 1.0) + 1.0)) + eps * x
+
+
+def inverse_value_transform(y: chex.Array, eps: float = VALUE_TRANSFORM_EPS) -> chex.Array:
+    """Exact inverse of `value_transform`.
+
+    h^-1(y) = sign(y) (((sqrt(1 + 4 eps (|y| + 1 + eps)) - 1) / (2 eps))^2 - 1), with the inner
+    (sqrt(1 + z) - 1) / (2 eps) rewritten as 2 (|y| + 1 + eps) / (sqrt(1 + z) + 1) to avoid cancellation.
+    """
+    y = jnp.asarray(y, jnp.float32)
+    ay = jnp.abs(y)
+    a = ay + 1.0 + eps
+    t = 2.0 * a / (jnp.sqrt(1.0 + 4.0 * eps * a) + 1.0)  # = sqrt(|x| + 1)
+    return jnp.sign(y) * (t - 1.0) * (t + 1.0)
+
+
+@struct.dataclass
+class Support:
+    """A uniform categorical support in *transformed* (h) space.
+
+    min, max: float, the first and last atom (h-space); size: int, the number of atoms. All fields are
+    static (hashable), so a `Support` can be closed over or passed to `jit` freely.
+    """
+
+    min: float = struct.field(pytree_node=False)
+    max: float = struct.field(pytree_node=False)
+    size: int = struct.field(pytree_node=False)
+
+    @property
+    def atoms(self) -> jax.Array:
+        """f32[size] atom positions in h-space."""
+        return jnp.linspace(self.min, self.max, self.size, dtype=jnp.float32)
+
+    @property
+    def step(self) -> float:
+        return (self.max - self.min) / (self.size - 1)
+
+    @property
+    def max_scalar(self) -> float:
+        """The largest representable scalar (raw return scale): h^-1(max)."""
+        return float(inverse_value_transform(self.max))
+
+
+def support_for(max_abs_return: float, *, bins_per_unit: float = 1.0, min_size: int = 21,
+                max_size: int = 601, margin: float = 1.0) -> Support:
+    """A symmetric support covering returns in [-margin * max_abs_return, margin * max_abs_return].
+
+    The bound is h(margin * max_abs_return) (in transformed space); the atom spacing is at most
+    1 / bins_per_unit in h-space (MuZero's Atari support uses unit spacing over h in [-300, 300]), with at
+    least `min_size` and at most `max_size` atoms. The size is odd so that 0 is an atom.
+    `max_abs_return` is e.g. the sum of all benefits of the instance (an upper bound of any return and of
+    any single reward, including the negative reward of a lost game).
+    """
+    if not (max_abs_return > 0 and math.isfinite(max_abs_return)):
+        raise ValueError(f"max_abs_return must be positive and finite, got {max_abs_return}")
+    bound = float(value_transform(margin * float(max_abs_return)))
+    half = max(math.ceil(bound * bins_per_unit), (min_size - 1) // 2)
+    half = min(half, (max_size - 1) // 2)
+    return Support(min=-bound, max=bound, size=2 * half + 1)
+
+
+def scalar_to_two_hot(x: chex.Array, support: Support) -> chex.Array:
+    """f32[...] scalars -> f32[..., support.size] two-hot probabilities of h(x) (clipped to the support)."""
+    y = jnp.clip(value_transform(x), support.min, support.max)
+    pos = (y - support.min) / support.step
+    low = jnp.clip(jnp.floor(pos), 0, support.size - 2)
+    frac = pos - low
+    low = low.astype(jnp.int32)
+    return (jax.nn.one_hot(low, support.size) * (1.0 - frac)[..., None]
+            + jax.nn.one_hot(low + 1, support.size) * frac[..., None])
+
+
+def probs_to_scalar(probs: chex.Array, support: Support) -> chex.Array:
+    """f32[..., size] probabilities -> f32[...] scalar: h^-1 of the expected atom."""
+    chex.assert_axis_dimension(probs, -1, support.size)
+    return inverse_value_transform(jnp.sum(probs * support.atoms, axis=-1))
+
+
+def logits_to_scalar(logits: chex.Array, support: Support) -> chex.Array:
+    """f32[..., size] logits -> f32[...] scalar: h^-1(E_softmax[atom])."""
+    return probs_to_scalar(jax.nn.softmax(logits, axis=-1), support)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Configuration.
+# ----------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class NetworkConfig:
+    """Sizes of the MMap-MuZero networks.
+
+    grid_channels: channels of the grid ResNet stages (stem uses the first); each stage downsamples by 2.
+    grid_blocks: residual blocks per stage.
+    profile_channels: channels of the strided 1-D convolutions over the memory profile (strides
+      `profile_strides`); the result is adaptively average-pooled to `profile_bins` positions and also
+      globally max-pooled, so any profile length (>= product of strides) uses the same parameters.
+    feature_width: width of the MLP embeddings of buffers / supply / actions / globals.
+    torso: hidden widths of the MLP from the concatenated features to the embedding.
+    embedding: size of the hidden state.
+    head: hidden widths of the policy / value / reward MLPs; dynamics: hidden widths of the dynamics MLP.
+    support_size: atoms of the value and reward supports (set it from `support_for(...).size`).
+    normalize: "minmax" (MuZero's per-sample min-max scaling to [0, 1]) or "layernorm".
+    """
+
+    grid_channels: tuple[int, ...] = (16, 32, 32)
+    grid_blocks: int = 1
+    profile_channels: tuple[int, ...] = (16, 32, 32)
+    profile_strides: tuple[int, ...] = (4, 4, 2)
+    profile_bins: int = 8
+    feature_width: int = 64
+    torso: tuple[int, ...] = (256,)
+    embedding: int = 256
+    head: tuple[int, ...] = (128,)
+    dynamics: tuple[int, ...] = (256,)
+    support_size: int = 61
+    normalize: Literal["minmax", "layernorm"] = "minmax"
+
+    @classmethod
+    def paper(cls, support_size: int = 601) -> NetworkConfig:
+        """A larger configuration in the spirit of the paper.
+
+        The paper (Section 4.3.1, Figure 4, Appendix C / Table 6) states the architecture (ResNet over a
+        128x128 grid, embeddings of the other features, concatenation, MLP; MLP heads; categorical value,
+        reward and policy) and the training hyperparameters (batch 512, Adam lr 2e-4, weight decay 1e-4,
+        400 simulations, discount 0.9999), but no layer widths, depths, embedding size or support size.
+        These follow MuZero's conventions instead: 601-atom support, a deeper/wider ResNet, 512-wide MLPs.
+        """
+        return cls(grid_channels=(64, 128, 128, 256), grid_blocks=2, profile_channels=(32, 64, 128),
+                   profile_strides=(4, 4, 2), profile_bins=16, feature_width=256, torso=(1024, 1024),
+                   embedding=512, head=(512, 512), dynamics=(1024, 1024), support_size=support_size)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Modules.
+# ----------------------------------------------------------------------------------------------------
+
+
+def normalize_embedding(x: jax.Array, kind: str) -> jax.Array:
+    """MuZero's min-max scaling of each hidden state to [0, 1] (eps-guarded)."""
+    if kind == "minmax":
+        lo = jnp.min(x, axis=-1, keepdims=True)
+        hi = jnp.max(x, axis=-1, keepdims=True)
+        return (x - lo) / jnp.maximum(hi - lo, 1e-5)
+    raise ValueError(f"unknown normalization {kind!r}")
+
+
+class MLP(nn.Module):
+    """Dense + ReLU layers (`widths`), then an optional linear output layer of size `out`."""
+
+    widths: Sequence[int]
+    out: int | None = None
+    layer_norm: bool = True
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        for w in self.widths:
+            x = nn.Dense(w)(x)
+            if self.layer_norm:
+                x = nn.LayerNorm()(x)
+            x = nn.relu(x)
+        if self.out is not None:
+            x = nn.Dense(self.out)(x)
+        return x
+
+
+class Norm(nn.Module):
+    """The hidden-state normalization (`minmax` has no parameters; `layernorm` has scale and bias)."""
+
+    kind: str
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        if self.kind == "layernorm":
+            return nn.LayerNorm()(x)
+        return normalize_embedding(x, self.kind)
+
+
+class ResBlock(nn.Module):
+    """Pre-activation residual block: (LN, ReLU, conv3x3) x 2 + skip."""
+
+    channels: int
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        y = nn.Conv(self.channels, (3, 3))(nn.relu(nn.LayerNorm()(x)))
+        y = nn.Conv(self.channels, (3, 3))(nn.relu(nn.LayerNorm()(y)))
+        return x + y
+
+
+class GridEncoder(nn.Module):
+    """f32[B, H, W] grid -> f32[B, 2 * channels[-1]] (ResNet, global mean + max pooling)."""
+
+    channels: Sequence[int]
+    blocks: int
+
+    @nn.compact
+    def __call__(self, grid: jax.Array) -> jax.Array:
+        x = grid[..., None]
+        x = nn.Conv(self.channels[0], (3, 3), strides=(2, 2))(x)  # stem
+        for c in self.channels:
+            x = nn.Conv(c, (3, 3), strides=(2, 2))(nn.relu(nn.LayerNorm()(x)))  # downsample
+            for _ in range(self.blocks):
+                x = ResBlock(c)(x)
+        x = nn.relu(nn.LayerNorm()(x))
+        return jnp.concatenate([jnp.mean(x, axis=(1, 2)), jnp.max(x, axis=(1, 2))], axis=-1)
+
+
+def adaptive_avg_pool_1d(x: jax.Array, bins: int) -> jax.Array:
+    """f32[B, L, C] -> f32[B, bins, C]: mean over the segments [floor(i L / bins), ceil((i+1) L / bins))."""
+    length = x.shape[1]
+    m = np.zeros((bins, length), np.float32)
+    for i in range(bins):
+        lo, hi = (i * length) // bins, -((-(i + 1) * length) // bins)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return jnp.einsum("kl,blc->bkc", jnp.asarray(m), x)
+
+
+class ProfileEncoder(nn.Module):
+    """f32[B, C] profile (any C) -> f32[B, (bins + 2) * channels[-1]].
+
+    Strided 1-D convolutions (kernel 2 * stride), then adaptive average pooling to `bins` positions
+    (coarse location of the free space) plus global mean and max pooling.
+    """
+
+    channels: Sequence[int]
+    strides: Sequence[int]
+    bins: int
+
+    @nn.compact
+    def __call__(self, profile: jax.Array) -> jax.Array:
+        x = profile[..., None]
+        for c, s in zip(self.channels, self.strides, strict=True):
+            x = nn.relu(nn.Conv(c, (2 * s,), strides=(s,))(x))
+        pooled = adaptive_avg_pool_1d(x, self.bins).reshape(x.shape[0], -1)
+        return jnp.concatenate([pooled, jnp.mean(x, axis=1), jnp.max(x, axis=1)], axis=-1)
+
+
+class Representation(nn.Module):
+    """Observation (batched) -> f32[B, embedding] normalized hidden state."""
+
+    config: NetworkConfig
+
+    @nn.compact
+    def __call__(self, obs: Any) -> jax.Array:
+        cfg = self.config
+        batch = obs.buffers.shape[0]
+        flat = lambda a: jnp.asarray(a, jnp.float32).reshape(batch, -1)
+        w = cfg.feature_width
+        parts = [
+            GridEncoder(cfg.grid_channels, cfg.grid_blocks, name="grid")(jnp.asarray(obs.grid, jnp.float32)),
+            ProfileEncoder(cfg.profile_channels, cfg.profile_strides, cfg.profile_bins, name="profile")(
+                jnp.asarray(obs.profile, jnp.float32)),
+            MLP((w,), name="buffers")(flat(obs.buffers)),
+            MLP((w,), name="supply")(flat(obs.supply)),
+            MLP((w,), name="actions")(flat(obs.actions)),
+            MLP((w,), name="globals")(flat(obs.globals)),
+        ]
+        x = MLP(cfg.torso, cfg.embedding, name="torso")(jnp.concatenate(parts, axis=-1))
+        return Norm(cfg.normalize)(x)
+
+
+class Prediction(nn.Module):
+    """f32[B, E] hidden state -> (policy logits f32[B, 3], value logits f32[B, support_size])."""
+
+    config: NetworkConfig
+
+    @nn.compact
+    def __call__(self, embedding: jax.Array) -> tuple[jax.Array, jax.Array]:
+        cfg = self.config
+        policy = MLP(cfg.head, NUM_ACTIONS, name="policy")(embedding)
+        value = MLP(cfg.head, cfg.support_size, name="value")(embedding)
+        return policy, value
+
+
+class Dynamics(nn.Module):
+    """(f32[B, E] hidden state, int[B] action) -> (next hidden state f32[B, E], reward logits f32[B, S])."""
+
+    config: NetworkConfig
+
+    @nn.compact
+    def __call__(self, embedding: jax.Array, action: jax.Array) -> tuple[jax.Array, jax.Array]:
+        cfg = self.config
+        x = jnp.concatenate([embedding, jax.nn.one_hot(action, NUM_ACTIONS, dtype=embedding.dtype)], axis=-1)
+        x = MLP(cfg.dynamics, name="trunk")(x)
+        next_embedding = Norm(cfg.normalize)(nn.Dense(cfg.embedding, name="next")(x))
+        reward = MLP(cfg.head, cfg.support_size, name="reward")(x)
+        return next_embedding, reward
+
+
+class MuZeroNet(nn.Module):
+    """Representation + prediction + dynamics; `__call__` (used by `init`) runs all three."""
+
+    config: NetworkConfig
+
+    def setup(self):
+        self.representation = Representation(self.config)
+        self.prediction = Prediction(self.config)
+        self.dynamics = Dynamics(self.config)
+
+    def initial_inference(self, obs: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+        embedding = self.representation(obs)
+        policy, value = self.prediction(embedding)
+        return embedding, policy, value
+
+    def recurrent_inference(self, embedding: jax.Array, action: jax.Array
+                            ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+        next_embedding, reward = self.dynamics(embedding, action)
+        policy, value = self.prediction(next_embedding)
+        return next_embedding, reward, policy, value
+
+    def __call__(self, obs: Any, action: jax.Array):
+        embedding, policy, value = self.initial_inference(obs)
+        return (embedding, policy, value), self.recurrent_inference(embedding, action)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Pure-function interface and mctx adapters.
+# ----------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Networks:
+    """Pure functions over explicit parameters.
+
+    init(rng, obs) -> params  (obs batched; any profile length).
+    initial_inference(params, obs) -> (embedding f32[B, E], policy_logits f32[B, 3], value_logits f32[B, S]).
+    recurrent_inference(params, embedding f32[B, E], action int[B])
+      -> (next_embedding f32[B, E], reward_logits f32[B, S], policy_logits f32[B, 3], value_logits f32[B, S]).
+    """
+
+    config: NetworkConfig
+    init: Callable[[chex.PRNGKey, Any], Params]
+    initial_inference: Callable[[Params, Any], tuple[jax.Array, jax.Array, jax.Array]]
+    recurrent_inference: Callable[[Params, jax.Array, jax.Array], tuple[jax.Array, jax.Array, jax.Array, jax.Array]]
+
+
+def make_networks(config: NetworkConfig = NetworkConfig()) -> Networks:
+    net = MuZeroNet(config)
+
+    def init(rng: chex.PRNGKey, obs: Any) -> Params:
+        batch = obs.buffers.shape[0]
+        return net.init(rng, obs, jnp.zeros((batch,), jnp.int32))
+
+    def initial_inference(params: Params, obs: Any):
+        return net.apply(params, obs, method=MuZeroNet.initial_inference)
+
+    def recurrent_inference(params: Params, embedding: jax.Array, action: jax.Array):
+        return net.apply(params, embedding, action, method=MuZeroNet.recurrent_inference)
+
+    return Networks(config, init, initial_inference, recurrent_inference)
+
+
+def num_params(params: Params) -> int:
+    return sum(int(np.prod(x.shape)) for x in jax.tree_util.tree_leaves(params))
+
+
+def root_output(networks: Networks, params: Params, obs: Any, support: Support) -> mctx.RootFnOutput:
+    """`mctx.RootFnOutput` for a batch of observations (value decoded from the categorical logits)."""
+    embedding, policy, value = networks.initial_inference(params, obs)
+    return mctx.RootFnOutput(prior_logits=policy, value=logits_to_scalar(value, support), embedding=embedding)
+
+
+def make_recurrent_fn(networks: Networks, support: Support, reward_support: Support | None = None
+                      ) -> Callable[[Params, chex.PRNGKey, jax.Array, jax.Array], tuple[mctx.RecurrentFnOutput, jax.Array]]:
+    """The mctx `recurrent_fn(params, rng_key, action, embedding) -> (RecurrentFnOutput, next_embedding)`.
+
+    Discount is 1 (episodic game; zeroing it after termination is the caller's business). Reward and
+    value are decoded from their categorical logits (`reward_support` defaults to `support`).
+    """
+    reward_support = support if reward_support is None else reward_support
+
+    def recurrent_fn(params: Params, rng_key: chex.PRNGKey, action: jax.Array, embedding: jax.Array):
+        del rng_key
+        next_embedding, reward, policy, value = networks.recurrent_inference(params, embedding, action)
+        out = mctx.RecurrentFnOutput(
+            reward=logits_to_scalar(reward, reward_support),
+            discount=jnp.ones(action.shape, jnp.float32),
+            prior_logits=policy,
+            value=logits_to_scalar(value, support),
+        )
+        return out, next_embedding
+
+    return recurrent_fn

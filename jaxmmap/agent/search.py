@@ -1,0 +1,160 @@
+"""Monte Carlo tree search over the true game with `mctx` (the paper's "MCTS" ablation, and the
+search of the `alphazero` mode once a network gives priors and values).
+
+The tree's embedding is the game itself: a batch of `game.State`s without their `Instance`
+(which every node shares, so it is kept out of the tree and re-attached in `recurrent_fn`). A
+simulation steps the real, jitted game; illegal actions get prior logits of -inf at every node
+(the true mask), and a finished game has discount 0, so the search never plays an illegal move
+and values stop at the end of the game.
+
+`predict(params, observation) -> (policy_logits[B, 3], value[B])` supplies priors and leaf
+values; `uniform` (flat priors, value 0: returns are then the rewards summed along the path, no
+learning at all) is the "MCTS without learning" of the paper's ablation.
+
+`play(instance, key, ...)` plays whole games with search at every move (`lax.while_loop`,
+`vmap` over games), and `mcts` is a solver on that (`jaxmmap solve --solver mcts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+
+from jaxmmap import game
+from jaxmmap.agent.observation import Observation, observe
+from jaxmmap.instance import Instance, make_instance
+from jaxmmap.play import to_solution
+from jaxmmap.problem import Problem
+from jaxmmap.rules import Rules
+from jaxmmap.solvers.base import Anytime, Result
+
+Predict = Callable[[object, Observation], tuple[jax.Array, jax.Array]]
+
+
+def uniform(params, observation: Observation) -> tuple[jax.Array, jax.Array]:
+    """Flat priors and a value of 0 (no learned model)."""
+    del params
+    batch = observation.legal.shape[0]
+    return jnp.zeros((batch, 3), jnp.float32), jnp.zeros((batch,), jnp.float32)
+
+
+def _masked(logits: jax.Array, legal: jax.Array) -> jax.Array:
+    return jnp.where(legal, logits, -jnp.inf)
+
+
+def root(params, states: game.State, instance: Instance, predict: Predict = uniform
+         ) -> mctx.RootFnOutput:
+    """The root of a search over a batch of states (`states.instance` is ignored)."""
+    states = states.replace(instance=None)
+    attach = jax.vmap(lambda s: s.replace(instance=instance))
+    observation = jax.vmap(observe)(attach(states))
+    logits, value = predict(params, observation)
+    return mctx.RootFnOutput(prior_logits=_masked(logits, observation.legal), value=value,
+                             embedding=states)
+
+
+def recurrent_fn(instance: Instance, predict: Predict = uniform):
+    """An mctx `recurrent_fn` that steps the true game of `instance`."""
+
+    def fn(params, key, action, states):
+        del key
+        full = jax.vmap(lambda s, a: game.step(s.replace(instance=instance), a))(states, action)
+        observation = jax.vmap(observe)(full)
+        logits, value = predict(params, observation)
+        done = full.done
+        out = mctx.RecurrentFnOutput(
+            reward=full.reward,
+            discount=jnp.where(done, 0.0, 1.0).astype(jnp.float32),
+            prior_logits=_masked(logits, observation.legal | done[:, None]),
+            value=jnp.where(done, 0.0, value))
+        return out, full.replace(instance=None)
+
+    return fn
+
+
+def search(params, key: jax.Array, states: game.State, instance: Instance, *,
+           predict: Predict = uniform, num_simulations: int = 16, gumbel: bool = False,
+           dirichlet_fraction: float = 0.25, dirichlet_alpha: float = 0.3,
+           temperature: float = 1.0) -> mctx.PolicyOutput:
+    """One search from each of a batch of states; `action` is legal for every unfinished game."""
+    start = root(params, states, instance, predict)
+    full = jax.vmap(lambda s: s.replace(instance=instance))(start.embedding)
+    invalid = ~jax.vmap(game.legal_action_mask)(full)
+    invalid = invalid & ~jnp.all(invalid, axis=-1, keepdims=True)  # finished games: anything
+    step_fn = recurrent_fn(instance, predict)
+    if gumbel:
+        return mctx.gumbel_muzero_policy(params, key, start, step_fn, num_simulations,
+                                         invalid_actions=invalid)
+    return mctx.muzero_policy(params, key, start, step_fn, num_simulations,
+                              invalid_actions=invalid, dirichlet_fraction=dirichlet_fraction,
+                              dirichlet_alpha=dirichlet_alpha, temperature=temperature)
+
+
+def play(params, key: jax.Array, instance: Instance, *, games: int = 16,
+         predict: Predict = uniform, num_simulations: int = 16, gumbel: bool = False,
+         sample: bool = False, dirichlet_fraction: float = 0.25,
+         max_moves: int | None = None) -> game.State:
+    """Plays `games` games of `instance` to their end with a search at every move (Drop-backup
+    on): the most visited action, or one sampled from the search's action weights with
+    `sample`. Returns the batch of final states (with the instance, unbatched)."""
+    n = instance.width.shape[0]
+    limit = n * (n + 1) if max_moves is None else max_moves
+    start = jax.vmap(lambda _: game.init(instance, backup=True).replace(instance=None))(
+        jnp.arange(games))
+
+    def cond(carry):
+        states, _ = carry
+        return jnp.any(~states.done & (states.moves < limit))
+
+    def body(carry):
+        states, key = carry
+        key, k_search, k_pick = jax.random.split(key, 3)
+        out = search(params, k_search, states, instance, predict=predict,
+                     num_simulations=num_simulations, gumbel=gumbel,
+                     dirichlet_fraction=dirichlet_fraction)
+        if sample:
+            logits = jnp.log(jnp.maximum(out.action_weights, 1e-12))
+            action = jax.random.categorical(k_pick, logits).astype(jnp.int32)
+        else:
+            action = jnp.argmax(out.action_weights, axis=-1).astype(jnp.int32)
+        stepped = jax.vmap(lambda s, a: game.step(s.replace(instance=instance), a))(
+            states, action)
+        return stepped.replace(instance=None), key
+
+    states, _ = jax.lax.while_loop(cond, body, (start, key))
+    return states.replace(instance=instance)
+
+
+def mcts(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
+         games: int = 8, num_simulations: int = 16, gumbel: bool = False,
+         max_batches: int | None = None) -> Result:
+    """A solver: batches of games with tree search over the true game at every move and no
+    learning (the paper's MCTS ablation), Dirichlet noise at the root so that the games of a
+    batch differ; the best finished game is kept until the budget is spent (or `max_batches`
+    batches are played)."""
+    clock = Anytime(budget_s)
+    instance = make_instance(problem, rules)
+    key, played = jax.random.key(seed), 0
+    while True:
+        key, sub = jax.random.split(key)
+        states = _play(None, sub, instance, games=games, num_simulations=num_simulations,
+                       gumbel=gumbel)
+        played += games
+        returns = np.where(np.asarray(states.done) & ~np.asarray(states.lost),
+                           np.asarray(states.board.ret), -np.inf)
+        best = int(np.argmax(returns))
+        if np.isfinite(returns[best]):
+            one = jax.tree.map(lambda x, b=best: x[b], states.replace(instance=None))
+            clock.offer(to_solution(problem, one.replace(instance=instance), rules,
+                                    solver="mcts"))
+        if clock.out_of_time() or (max_batches is not None and played >= max_batches * games):
+            return clock.result(games=played, num_simulations=num_simulations)
+
+
+# One compile per instance shape and configuration, shared by every call of `mcts`.
+_play = jax.jit(play, static_argnames=("games", "predict", "num_simulations", "gumbel", "sample",
+                                       "dirichlet_fraction", "max_moves"))

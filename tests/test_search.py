@@ -1,0 +1,64 @@
+"""Tree search over the true game with mctx: legal moves only, and the optimum on tiny games."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmmap import Rules, game, generate, make_instance, validate
+from jaxmmap.agent import search as search_module
+from jaxmmap.solvers.exhaustive import exhaustive
+
+RULES = Rules(columns=32)
+
+
+def tiny(seed):
+    return generate(seed, num_instructions=4 + seed % 3, inplace_prob=0.3, memory_fraction=0.4,
+                    copy_bandwidth=1e6)
+
+
+@pytest.mark.parametrize("gumbel", [False, True])
+def test_search_picks_legal_actions_along_whole_games(gumbel):
+    problem = generate(5, num_instructions=12, inplace_prob=0.3, memory_fraction=0.2)
+    instance = make_instance(problem, RULES)
+
+    @jax.jit
+    def run(key):
+        def body(carry, key):
+            states = carry
+            out = search_module.search(None, key, states, instance, num_simulations=8,
+                                       gumbel=gumbel)
+            legal = jax.vmap(lambda s: game.legal_action_mask(s.replace(instance=instance)))(
+                states)
+            picked = jnp.take_along_axis(legal, out.action[:, None], axis=1)[:, 0]
+            weights_ok = jnp.all(jnp.where(legal, True, out.action_weights == 0), axis=1)
+            stepped = jax.vmap(lambda s, a: game.step(s.replace(instance=instance), a))(
+                states, out.action)
+            done = states.done
+            return stepped.replace(instance=None), (picked | done, weights_ok | done, done)
+
+        start = jax.vmap(lambda _: game.init(instance, backup=True).replace(instance=None))(
+            jnp.arange(4))
+        return jax.lax.scan(body, start, jax.random.split(key, 3 * problem.num_buffers))
+
+    final, (picked, weights_ok, done) = run(jax.random.key(0))
+    assert np.all(np.asarray(picked)) and np.all(np.asarray(weights_ok))
+    assert np.all(np.asarray(final.done)) and not np.any(np.asarray(final.lost))
+    assert np.any(~np.asarray(done))  # it did play
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4])
+def test_mcts_is_valid_and_below_the_game_optimum(seed):
+    problem = tiny(seed)
+    optimum = exhaustive(problem, 60, 0, rules=RULES).solution.ret
+    result = search_module.mcts(problem, 60, 0, rules=RULES, games=4, num_simulations=32,
+                                max_batches=1)
+    assert validate(problem, result.solution).ok
+    assert result.info["games"] == 4
+    assert result.solution.ret <= optimum + 1e-6
+    # Without learning, leaves are worth 0, so the search is short-sighted: measured, 32
+    # simulations find the optimum of seeds 0 and 4 but not of 1 and 2 (nor do 128).
+    if seed in (0, 4):
+        assert result.solution.ret == pytest.approx(optimum, abs=1e-6)
