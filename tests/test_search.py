@@ -62,3 +62,39 @@ def test_mcts_is_valid_and_below_the_game_optimum(seed):
     # simulations find the optimum of seeds 0 and 4 but not of 1 and 2 (nor do 128).
     if seed in (0, 4):
         assert result.solution.ret == pytest.approx(optimum, abs=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["alphazero", "muzero"])
+def test_learned_modes_search_with_the_networks_and_pick_legal_actions(mode):
+    from jaxmmap.agent import networks as nets
+    from jaxmmap.agent.observation import observe
+
+    problem = generate(5, num_instructions=12, inplace_prob=0.3, memory_fraction=0.2)
+    instance = make_instance(problem, RULES)
+    support = nets.support_for(float(np.sum(np.abs(problem.benefit))))
+    config = nets.NetworkConfig(grid_channels=(4,), profile_channels=(4,), profile_strides=(4,),
+                                feature_width=8, torso=(16,), embedding=16, head=(8,),
+                                dynamics=(16,), support_size=support.size)
+    networks = nets.make_networks(config)
+    # Three positions: after 0, 1 and 2 Drops.
+    states = jax.vmap(lambda k: jax.lax.fori_loop(
+        0, k, lambda _, s: game.step(s, 2), game.init(instance, backup=True)).replace(
+            instance=None))(jnp.arange(3))
+    full = jax.vmap(lambda s: s.replace(instance=instance))(states)
+    assert len(set(np.asarray(full.board.cursor).tolist())) == 3
+    params = networks.init(jax.random.key(0), jax.vmap(observe)(full))
+
+    @jax.jit
+    def run(params, states, key):
+        if mode == "alphazero":
+            return search_module.search(params, key, states, instance, num_simulations=8,
+                                        predict=search_module.network_predict(networks, support))
+        return search_module.learned_search(params, key, states, instance, networks, support,
+                                            num_simulations=8)
+
+    out = run(params, states, jax.random.key(1))
+    legal = np.asarray(jax.vmap(game.legal_action_mask)(full))
+    assert out.action.shape == (3,) and out.action_weights.shape == (3, 3)
+    assert np.all(legal[np.arange(3), np.asarray(out.action)])
+    assert np.all(np.asarray(out.action_weights)[~legal] == 0)
+    np.testing.assert_allclose(np.asarray(out.action_weights).sum(axis=1), 1.0, rtol=1e-5)

@@ -11,6 +11,11 @@ and values stop at the end of the game.
 values; `uniform` (flat priors, value 0: returns are then the rewards summed along the path, no
 learning at all) is the "MCTS without learning" of the paper's ablation.
 
+`network_predict(networks, support)` makes that `predict` from the learned networks (the
+`alphazero` mode: true dynamics, learned priors and values), and `learned_search` is the
+`muzero` mode: the learned dynamics from the root's embedding, the true legal mask at the root
+only (inside the tree the learned policy must have learned it).
+
 `play(instance, key, ...)` plays whole games with search at every move (`lax.while_loop`,
 `vmap` over games), and `mcts` is a solver on that (`jaxmmap solve --solver mcts`).
 """
@@ -40,6 +45,39 @@ def uniform(params, observation: Observation) -> tuple[jax.Array, jax.Array]:
     del params
     batch = observation.legal.shape[0]
     return jnp.zeros((batch, 3), jnp.float32), jnp.zeros((batch,), jnp.float32)
+
+
+def network_predict(networks, support) -> Predict:
+    """`predict` from `jaxmmap.agent.networks`: policy logits and the decoded value."""
+    from jaxmmap.agent.networks import logits_to_scalar
+
+    def predict(params, observation: Observation) -> tuple[jax.Array, jax.Array]:
+        _, policy, value = networks.initial_inference(params, observation)
+        return policy, logits_to_scalar(value, support)
+
+    return predict
+
+
+def learned_search(params, key: jax.Array, states: game.State, instance: Instance, networks,
+                   support, *, num_simulations: int = 16, gumbel: bool = False,
+                   dirichlet_fraction: float = 0.25, dirichlet_alpha: float = 0.3,
+                   temperature: float = 1.0) -> mctx.PolicyOutput:
+    """The `muzero` mode: one search per state with the learned model (`networks.py`)."""
+    from jaxmmap.agent.networks import make_recurrent_fn, root_output
+
+    full = jax.vmap(lambda s: s.replace(instance=instance))(states.replace(instance=None))
+    observation = jax.vmap(observe)(full)
+    start = root_output(networks, params, observation, support)
+    invalid = ~observation.legal
+    invalid = invalid & ~jnp.all(invalid, axis=-1, keepdims=True)
+    start = start.replace(prior_logits=_masked(start.prior_logits, ~invalid))
+    step_fn = make_recurrent_fn(networks, support)
+    if gumbel:
+        return mctx.gumbel_muzero_policy(params, key, start, step_fn, num_simulations,
+                                         invalid_actions=invalid)
+    return mctx.muzero_policy(params, key, start, step_fn, num_simulations,
+                              invalid_actions=invalid, dirichlet_fraction=dirichlet_fraction,
+                              dirichlet_alpha=dirichlet_alpha, temperature=temperature)
 
 
 def _masked(logits: jax.Array, legal: jax.Array) -> jax.Array:
