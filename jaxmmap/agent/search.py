@@ -71,13 +71,10 @@ def learned_search(params, key: jax.Array, states: game.State, instance: Instanc
     invalid = ~observation.legal
     invalid = invalid & ~jnp.all(invalid, axis=-1, keepdims=True)
     start = start.replace(prior_logits=_masked(start.prior_logits, ~invalid))
-    step_fn = make_recurrent_fn(networks, support)
-    if gumbel:
-        return mctx.gumbel_muzero_policy(params, key, start, step_fn, num_simulations,
-                                         invalid_actions=invalid)
-    return mctx.muzero_policy(params, key, start, step_fn, num_simulations,
-                              invalid_actions=invalid, dirichlet_fraction=dirichlet_fraction,
-                              dirichlet_alpha=dirichlet_alpha, temperature=temperature)
+    return _policy(params, key, start, make_recurrent_fn(networks, support), invalid,
+                   num_simulations=num_simulations, gumbel=gumbel,
+                   dirichlet_fraction=dirichlet_fraction, dirichlet_alpha=dirichlet_alpha,
+                   temperature=temperature)
 
 
 def _masked(logits: jax.Array, legal: jax.Array) -> jax.Array:
@@ -123,7 +120,16 @@ def search(params, key: jax.Array, states: game.State, instance: Instance, *,
     full = jax.vmap(lambda s: s.replace(instance=instance))(start.embedding)
     invalid = ~jax.vmap(game.legal_action_mask)(full)
     invalid = invalid & ~jnp.all(invalid, axis=-1, keepdims=True)  # finished games: anything
-    step_fn = recurrent_fn(instance, predict)
+    return _policy(params, key, start, recurrent_fn(instance, predict), invalid,
+                   num_simulations=num_simulations, gumbel=gumbel,
+                   dirichlet_fraction=dirichlet_fraction, dirichlet_alpha=dirichlet_alpha,
+                   temperature=temperature)
+
+
+def _policy(params, key, start: mctx.RootFnOutput, step_fn, invalid: jax.Array, *,
+            num_simulations: int, gumbel: bool, dirichlet_fraction: float,
+            dirichlet_alpha: float, temperature: float) -> mctx.PolicyOutput:
+    """mctx's MuZero policy (root Dirichlet noise, visit-count targets) or Gumbel MuZero."""
     if gumbel:
         return mctx.gumbel_muzero_policy(params, key, start, step_fn, num_simulations,
                                          invalid_actions=invalid)
