@@ -11,8 +11,9 @@ or `jaxmmap compare --instances suite:resnet* bundled:tiny --solvers random heur
 Each (instance, solver, seed) is one run of `jaxmmap.solvers.solve` under `budget_s` seconds of
 wall time, compilation included (it is part of what using a solver costs). A run ends as `ok`
 (its solution passed the independent validator), `invalid` (the validator rejected it: a solver
-bug, reported and never counted), `skipped` (the solver refuses the instance, like `exhaustive`
-above its size limit) or `error`. Returns are reported against an upper bound per instance: the
+bug, reported and never counted), `skipped` (the solver raises `solvers.base.Refused`: it is
+not made for the instance, like `exhaustive` above its size limit) or `error` (any other
+exception). Returns are reported against an upper bound per instance: the
 smaller of the fast relaxation bound (`jaxmmap.solvers.cpsat.upper_bound`, valid for every
 solution the validator accepts) and any bound CP-SAT proved in the same comparison (valid for
 every game solution and every physical one whose copies fit the supply in the game's integer
@@ -287,6 +288,7 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
       log: called with one line per finished run (e.g. `print`).
     """
     from jaxmmap.solvers import SOLVERS, InvalidSolution, solve
+    from jaxmmap.solvers.base import Refused
 
     names = [p.name for p in problems]
     if len(set(names)) != len(names):
@@ -313,7 +315,7 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
                                    rules=game_rules, **options.get(solver, {}))
                 except InvalidSolution as e:
                     run = _failed(problem, solver, seed, "invalid", start, str(e))
-                except ValueError as e:  # the solver refuses this instance
+                except Refused as e:  # the solver is not made for this instance
                     run = _failed(problem, solver, seed, "skipped", start, str(e))
                 except Exception as e:  # noqa: BLE001 - a harness reports, it does not stop
                     run = _failed(problem, solver, seed, "error", start,

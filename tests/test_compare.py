@@ -15,7 +15,7 @@ from jaxmmap.cli import main
 from jaxmmap.compare import Comparison, compare
 from jaxmmap.generator import bundled
 from jaxmmap.solvers import SOLVERS
-from jaxmmap.solvers.base import Result
+from jaxmmap.solvers.base import Refused, Result
 
 RULES = Rules(columns=64)
 
@@ -30,10 +30,10 @@ def fake_solvers(monkeypatch):
         return Result(solution=forged, trace=((0.0, forged.ret),), seconds=0.0, info={})
 
     def refuse(problem, budget_s, seed, *, rules):
-        raise ValueError("too large for me")
+        raise Refused("too large for me")
 
     def crash(problem, budget_s, seed, *, rules):
-        raise RuntimeError("boom")
+        raise ValueError("a bug, not a refusal")
 
     def late(problem, budget_s, seed, *, rules):  # improves only after its budget
         honest = SOLVERS["greedy"](problem, budget_s, seed, rules=rules)

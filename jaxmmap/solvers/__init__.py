@@ -15,7 +15,7 @@ import importlib
 
 from jaxmmap.problem import Problem
 from jaxmmap.rules import Rules
-from jaxmmap.solvers.base import Anytime, Result
+from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.solvers.exhaustive import exhaustive
 from jaxmmap.solvers.heuristic import heuristic
 from jaxmmap.solvers.simple import greedy, random_search
@@ -47,7 +47,7 @@ SOLVERS = {
     "exhaustive": exhaustive,
 }
 
-__all__ = ["SOLVERS", "Anytime", "InvalidSolution", "Result", "solve"]
+__all__ = ["SOLVERS", "Anytime", "InvalidSolution", "Refused", "Result", "solve"]
 
 
 class InvalidSolution(AssertionError):

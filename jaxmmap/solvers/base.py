@@ -8,6 +8,11 @@ import time
 from jaxmmap.problem import Solution
 
 
+class Refused(ValueError):
+    """A solver declines an instance it is not made for (e.g. too large for an exact method).
+    The comparison harness reports it as skipped; any other error is reported as an error."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Result:
     """A solver's answer.

@@ -93,7 +93,7 @@ from ortools.sat.python import cp_model
 
 from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
 from jaxmmap.rules import TICK_BUDGET, Rules, tick_scale
-from jaxmmap.solvers.base import Anytime, Result
+from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.validator import validate
 
 __all__ = ["MAX_BUFFERS", "all_drop", "cpsat", "relaxation", "upper_bound"]
@@ -542,7 +542,7 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
     anytime trace); its return is the validator's recomputed one.
     """
     if max_buffers is not None and problem.num_buffers > max_buffers:
-        raise ValueError(f"cpsat builds its model for up to {max_buffers} buffers, not "
+        raise Refused(f"cpsat builds its model for up to {max_buffers} buffers, not "
                          f"{problem.num_buffers} (max_buffers=None to force; upper_bound() "
                          "bounds any size)")
     clock = Anytime(budget_s)

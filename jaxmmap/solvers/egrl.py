@@ -133,6 +133,9 @@ class Config:
         if self.neural < 2 or self.boltzmann < 2 or self.learner_games < 0:
             raise ValueError("EGRL needs at least 2 neural and 2 Boltzmann slots "
                              f"(got {self.neural}, {self.boltzmann}) and learner_games >= 0")
+        if self.games * self.record > self.capacity:  # one generation's writes must not collide
+            raise ValueError(f"the replay ({self.capacity}) must hold one generation's "
+                             f"transitions ({self.games} games x {self.record})")
 
     @property
     def games(self) -> int:

@@ -27,7 +27,8 @@ Decisions:
   Adam's moments are reset). Measured reason: from the greedy start most perturbations lose
   return, so the centred-rank gradient points to where perturbations hurt least; within ~5
   generations the mean drifts onto a plateau where every member of the population plays the
-  same game as greedy (all ranks tie, the gradient is zero and the search stops for good:
+  same game as greedy (all fitnesses tie, so the centred ranks, which break ties by index,
+  only push the mean along a random direction, and the search stalls for good:
   on resnet18_infer@tpu_v4i-30 all 64 members returned exactly the greedy 175.51 from
   generation 5 to 150, while the first generation had found 190.9). Restarting at the best
   parameters keeps the search moving between better and better basins.

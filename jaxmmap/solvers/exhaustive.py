@@ -17,7 +17,7 @@ import numpy as np
 from jaxmmap.problem import DROP, Problem
 from jaxmmap.reference import ReferenceGame
 from jaxmmap.rules import Rules
-from jaxmmap.solvers.base import Anytime, Result
+from jaxmmap.solvers.base import Anytime, Refused, Result
 
 MAX_BUFFERS = 24
 
@@ -26,7 +26,7 @@ def exhaustive(problem: Problem, budget_s: float, seed: int, *, rules: Rules = R
                bound: bool = True, max_buffers: int = MAX_BUFFERS) -> Result:
     del seed  # deterministic
     if problem.num_buffers > max_buffers:
-        raise ValueError(f"exhaustive search is for tiny problems ({problem.num_buffers} buffers > "
+        raise Refused(f"exhaustive search is for tiny problems ({problem.num_buffers} buffers > "
                          f"{max_buffers})")
     clock = Anytime(budget_s)
     game = ReferenceGame(problem, rules)

@@ -130,7 +130,7 @@ def context(inst: Instance) -> Context:
     group_size = jnp.zeros(n, jnp.int32).at[inst.group].add(valid.astype(jnp.int32))
     # Later buffers of the same tensor: sort by (tensor, index); a buffer's successor in that
     # order is the next use of its tensor, and the last position of its tensor's run counts them.
-    order = jnp.argsort(inst.tensor * n + jnp.arange(n))
+    order = jnp.argsort(inst.tensor, stable=True)  # by tensor, then buffer index
     sorted_tensor = inst.tensor[order]
     pos = jnp.arange(n)
     last = jax.ops.segment_max(pos, sorted_tensor, num_segments=n)
@@ -224,7 +224,8 @@ def init_params(key: jax.Array, *, hidden: int = 0, greedy: bool = True,
         reward = NUM_BUFFER_FEATURES + ACTION_FEATURES.index("reward")
         for a in (game.COPY, game.NOCOPY):
             w = w.at[reward + a * NUM_ACTION_FEATURES, a].add(1.0)
-        b = jnp.array([2e-3, 1e-3, 0.0], jnp.float32)
+        # No bias: Copy and NoCopy see the same reward, and argmax takes the first maximum,
+        # which is greedy's tie order (Copy, NoCopy, Drop), negative rewards included.
     params = {"w": w, "b": b}
     if hidden > 0:
         params["w1"] = jax.random.normal(k2, (NUM_FEATURES, hidden), jnp.float32) / jnp.sqrt(
