@@ -39,6 +39,11 @@ def greedy_policy(key: jax.Array, state: game.State) -> jax.Array:
 POLICIES: dict[str, Policy] = {"random": random_policy, "greedy": greedy_policy}
 
 
+def won_returns(states: game.State) -> jax.Array:
+    """float32[...]: the return of each finished game that was not lost; -inf otherwise."""
+    return jnp.where(states.done & ~states.lost, states.board.ret, -jnp.inf)
+
+
 def rollout(instance: Instance, key: jax.Array, policy: Policy, *, backup: bool = False,
             max_moves: int | None = None) -> game.State:
     """Plays one game to its end, or to `max_moves`. Without the backup a game has at most N
@@ -91,7 +96,7 @@ def play(problem: Problem, policy: str = "greedy", *, seed: int = 0, games: int 
     t0 = time.perf_counter()
     states = jax.block_until_ready(run(keys))
     seconds = time.perf_counter() - t0
-    returns = np.where(np.asarray(states.lost), -np.inf, np.asarray(states.board.ret))
+    returns = np.asarray(won_returns(states))
     best = int(np.argmax(returns))
     state = jax.tree.map(lambda x: x[best], states)
     if not np.isfinite(returns[best]) or not bool(state.done):

@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import jax
+import jax.numpy as jnp
+
 from jaxmmap.problem import Solution
 
 
@@ -58,3 +61,9 @@ class Anytime:
         if self.best is None:
             raise RuntimeError("the solver found no feasible solution within its budget")
         return Result(solution=self.best, trace=tuple(self.trace), seconds=self.elapsed(), info=info)
+
+
+def strong_types(tree):
+    """The same pytree without weak types, so that a jitted function fed its own output sees
+    one signature (and compiles once)."""
+    return jax.tree.map(lambda x: jnp.asarray(x, x.dtype), tree)

@@ -64,11 +64,11 @@ from flax import struct
 
 from jaxmmap import game
 from jaxmmap.instance import Instance, make_instance
-from jaxmmap.play import to_solution
+from jaxmmap.play import to_solution, won_returns
 from jaxmmap.problem import Problem
 from jaxmmap.rules import Rules
 from jaxmmap.solvers import policy
-from jaxmmap.solvers.base import Anytime, Result
+from jaxmmap.solvers.base import Anytime, Result, strong_types
 
 TRACES: collections.Counter = collections.Counter()  # traces of each generation function
 NEURAL_ARGMAX, NEURAL_SAMPLE, BOLTZMANN = 0, 1, 2  # how a game picks its actions
@@ -250,9 +250,6 @@ def _recorded_rollout(instance: Instance, ctx: policy.Context, key: jax.Array, k
     return state, record
 
 
-def _returns(states) -> jax.Array:
-    return jnp.where(states.done & ~states.lost, states.board.ret, -jnp.inf)
-
 
 # ---------------------------------------------------------------------------- learner
 
@@ -422,8 +419,8 @@ def make_generation(cfg: Config):
                         action=jnp.zeros(c, jnp.int32), reward=jnp.zeros(c),
                         done=jnp.zeros(c), size=jnp.int32(0), ptr=jnp.int32(0))
         population = Population(neural=neural, logits=logits, log_temp=log_temp)
-        return _strong(Search(population=population, learner=learner, replay=replay,
-                              generation=jnp.int32(0)))
+        return strong_types(Search(population=population, learner=learner, replay=replay,
+                                   generation=jnp.int32(0)))
 
     def generation(search: Search, key: jax.Array, instance: Instance):
         TRACES[cfg] += 1
@@ -447,7 +444,7 @@ def make_generation(cfg: Config):
             instance, ctx, k, kind, unravel(w), lg, lt, pos)
         states, (phis, nexts, actions, rewards, dones, recorded) = jax.vmap(play)(
             jax.random.split(k_play, cfg.games), kinds, flat, logits, log_temp, positions)
-        returns = _returns(states)
+        returns = won_returns(states)
 
         # 2. The shared replay (a ring buffer) receives the recorded transitions.
         ok = recorded.reshape(-1)
@@ -494,14 +491,10 @@ def make_generation(cfg: Config):
                  "critic_loss": losses["critic_loss"], "actor_loss": losses["actor_loss"]}
         search = Search(population=Population(neural=neural, logits=logits_b, log_temp=temps_b),
                         learner=learner, replay=replay, generation=search.generation + 1)
-        return _strong(search), jax.tree.map(lambda x: x[best], states), stats
+        return strong_types(search), jax.tree.map(lambda x: x[best], states), stats
 
     return init, generation
 
-
-def _strong(tree):
-    """The same pytree without weak types (one signature for the jitted generation)."""
-    return jax.tree.map(lambda x: jnp.asarray(x, x.dtype), tree)
 
 
 @functools.lru_cache(maxsize=16)

@@ -50,23 +50,15 @@ import optax
 from flax import struct
 
 from jaxmmap.instance import Instance, make_instance
-from jaxmmap.play import rollout, to_solution
+from jaxmmap.play import rollout, to_solution, won_returns
 from jaxmmap.problem import Problem
 from jaxmmap.rules import Rules
 from jaxmmap.solvers import policy
-from jaxmmap.solvers.base import Anytime, Result
+from jaxmmap.solvers.base import Anytime, Result, strong_types
 
 TRACES: collections.Counter = collections.Counter()  # traces of each generation function
 
 
-def _strong(tree):
-    """The same pytree without weak types (so that the jitted generation sees one signature)."""
-    return jax.tree.map(lambda x: jnp.asarray(x, x.dtype), tree)
-
-
-def _returns(states) -> jax.Array:
-    """float32[B]: the return of each finished, won game; -inf otherwise."""
-    return jnp.where(states.done & ~states.lost, states.board.ret, -jnp.inf)
 
 
 @struct.dataclass
@@ -108,8 +100,9 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
 
     def init(key: jax.Array, mean) -> Search:
         state = strategy.init(key, mean, params)
-        return _strong(Search(es=state, best_params=state.mean, best_return=jnp.float32(-jnp.inf),
-                              stall=jnp.int32(0), restarts=jnp.int32(0)))
+        return strong_types(Search(es=state, best_params=state.mean,
+                                   best_return=jnp.float32(-jnp.inf), stall=jnp.int32(0),
+                                   restarts=jnp.int32(0)))
 
     def generation(search: Search, key: jax.Array, instance: Instance):
         TRACES[(population, hidden, sigma, lr, patience)] += 1
@@ -125,7 +118,7 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
         ctx = policy.context(instance)
         play = lambda w: rollout(instance, k_ask, policy.make_policy(w, ctx), backup=True)  # noqa: E731
         states = jax.vmap(play)(everyone)
-        returns = _returns(states)
+        returns = won_returns(states)
         fitness = jnp.where(jnp.isfinite(returns[:population]), -returns[:population], jnp.inf)
         es_state, _ = strategy.tell(k_tell, members, fitness, es_state, params)
         best = jnp.argmax(returns)
@@ -138,7 +131,7 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
             restarts=search.restarts + restart.astype(jnp.int32))
         stats = {"best": returns[best], "mean_policy": returns[population],
                  "median": jnp.median(returns[:population])}
-        return _strong(search), jax.tree.map(lambda x: x[best], states), stats
+        return strong_types(search), jax.tree.map(lambda x: x[best], states), stats
 
     return strategy, init, generation
 
