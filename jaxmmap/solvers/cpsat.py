@@ -566,8 +566,11 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
             raise ValueError(f"hint must be a Solution, 'greedy' or None, got {hint!r}")
         from jaxmmap.solvers.simple import greedy
 
-        hint = greedy(problem, 0.0, seed, rules=rules).solution
-    if hint is not None:
+        # The greedy game costs a compile; not worth it once half the budget is gone.
+        skip = clock.elapsed() > 0.5 * budget_s
+        info["hint_skipped"] = skip
+        hint = None if skip else greedy(problem, 0.0, seed, rules=rules).solution
+    if hint is not None and not clock.out_of_time():
         values = model.complete(hint, max(0.25 * (budget_s - clock.elapsed()), 0.1))
         info["hint_return"] = float(hint.ret)
         info["hint_accepted"] = values is not None

@@ -307,10 +307,15 @@ def _learner_step(cfg: Config, actor_tx, critic_tx, learner: Learner, batch) -> 
         return jnp.mean(jnp.sum(p * (cfg.alpha * logp - jnp.where(legal, q, 0.0)), -1))
 
     a_loss, a_grad = jax.value_and_grad(actor_loss)(learner.actor)
-    train = (learner.updates >= cfg.warmup).astype(jnp.float32)
-    a_grad = jax.tree.map(lambda g: g * train, a_grad)
-    a_upd, actor_opt = actor_tx.update(a_grad, learner.actor_opt, learner.actor)
-    actor = optax.apply_updates(learner.actor, a_upd)
+
+    def actor_step(_):
+        a_upd, opt = actor_tx.update(a_grad, learner.actor_opt, learner.actor)
+        return optax.apply_updates(learner.actor, a_upd), opt
+
+    # During the critics' warm-up the actor and its optimizer (Adam's step count) stay as they
+    # are, so that its first real steps have a fresh Adam's size.
+    actor, actor_opt = jax.lax.cond(learner.updates >= cfg.warmup, actor_step,
+                                    lambda _: (learner.actor, learner.actor_opt), None)
     targets = jax.tree.map(lambda t, c: (1 - cfg.tau) * t + cfg.tau * c, learner.targets, critics)
     learner = Learner(actor=actor, critics=critics, targets=targets, actor_opt=actor_opt,
                       critic_opt=critic_opt, updates=learner.updates + 1)

@@ -471,6 +471,11 @@ def replay(problem: Problem, planned: np.ndarray, rules: Rules = Rules(), *,
     instance = make_instance(problem, rules)
     padded = np.full(instance.width.shape[0], DROP, np.int32)
     padded[: problem.num_buffers] = planned
-    policy = plan_policy(jnp.asarray(padded))
-    state = jax.jit(lambda k: rollout(instance, k, policy, backup=True))(jax.random.key(0))
+    state = _replay_game(instance, jnp.asarray(padded))
     return to_solution(problem, state, rules, solver=solver)  # raises if the game was lost
+
+
+@jax.jit
+def _replay_game(instance, planned):
+    """One compile per padded shape, shared by every call of `replay`."""
+    return rollout(instance, jax.random.key(0), plan_policy(planned), backup=True)

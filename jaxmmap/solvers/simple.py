@@ -11,28 +11,38 @@ import jax
 import numpy as np
 
 from jaxmmap.instance import make_instance
-from jaxmmap.play import greedy_policy, random_policy, rollout, to_solution
+from jaxmmap.play import greedy_policy, random_policy, rollout, to_solution, won_returns
 from jaxmmap.problem import Problem
 from jaxmmap.rules import Rules
 from jaxmmap.solvers.base import Anytime, Result
 
 
 def _best_of(states) -> int | None:
-    returns = np.where(np.asarray(states.lost) | ~np.asarray(states.done), -np.inf,
-                       np.asarray(states.board.ret))
+    returns = np.asarray(won_returns(states))
     best = int(np.argmax(returns))
     return best if np.isfinite(returns[best]) else None
+
+
+# Jitted once at module level with the instance as an argument: one compile per padded shape,
+# shared by every call (a jit of a fresh closure would compile again on each call).
+@jax.jit
+def _random_games(instance, keys):
+    return jax.vmap(lambda k: rollout(instance, k, random_policy, backup=True))(keys)
+
+
+@jax.jit
+def _greedy_game(instance):
+    return rollout(instance, jax.random.key(0), greedy_policy, backup=True)
 
 
 def random_search(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
                   batch: int = 256) -> Result:
     clock = Anytime(budget_s)
     instance = make_instance(problem, rules)
-    run = jax.jit(jax.vmap(lambda k: rollout(instance, k, random_policy, backup=True)))
     key, games = jax.random.key(seed), 0
     while True:
         key, sub = jax.random.split(key)
-        states = run(jax.random.split(sub, batch))
+        states = _random_games(instance, jax.random.split(sub, batch))
         games += batch
         best = _best_of(states)
         if best is not None:
@@ -46,7 +56,7 @@ def greedy(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     del seed  # deterministic
     clock = Anytime(budget_s)
     instance = make_instance(problem, rules)
-    state = jax.jit(lambda k: rollout(instance, k, greedy_policy, backup=True))(jax.random.key(0))
+    state = _greedy_game(instance)
     if bool(state.done) and not bool(state.lost):
         clock.offer(to_solution(problem, state, rules, solver="greedy"))
     return clock.result(games=1)
