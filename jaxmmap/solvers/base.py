@@ -67,3 +67,33 @@ def strong_types(tree):
     """The same pytree without weak types, so that a jitted function fed its own output sees
     one signature (and compiles once)."""
     return jax.tree.map(lambda x: jnp.asarray(x, x.dtype), tree)
+
+
+def run_generations(clock: Anytime, generation, search, key: jax.Array, instance, *, problem,
+                    rules, solver: str, max_generations: int | None = None,
+                    on_improvement=None):
+    """The host loop of the generational solvers (es, egrl).
+
+    `generation(search, key, instance) -> (search, best_state, stats)` is one jitted
+    generation; `stats["best"]` is its best game's float32 return. The best game is exported
+    and offered to `clock` whenever that beats every earlier generation (the exact float64
+    return decides in `offer`); `on_improvement(stats)` is called when the clock keeps it.
+    Stops when the clock runs out or after `max_generations`.
+
+    Returns (search, stats of the last generation, generations played, first generation's best).
+    """
+    from jaxmmap.play import to_solution
+
+    best_seen, generations, first = -float("inf"), 0, None
+    while True:
+        key, sub = jax.random.split(key)
+        search, state, stats = generation(search, sub, instance)
+        generations += 1
+        best = float(stats["best"])
+        first = best if first is None else first
+        if best > best_seen:
+            best_seen = best
+            if clock.offer(to_solution(problem, state, rules, solver=solver)) and on_improvement:
+                on_improvement(stats)
+        if clock.out_of_time() or (max_generations is not None and generations >= max_generations):
+            return search, stats, generations, first

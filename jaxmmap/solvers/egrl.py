@@ -58,17 +58,16 @@ from typing import Any
 import jax
 import jax.flatten_util
 import jax.numpy as jnp
-import numpy as np
 import optax
 from flax import struct
 
 from jaxmmap import game
 from jaxmmap.instance import Instance, make_instance
-from jaxmmap.play import to_solution, won_returns
+from jaxmmap.play import won_returns
 from jaxmmap.problem import Problem
 from jaxmmap.rules import Rules
 from jaxmmap.solvers import policy
-from jaxmmap.solvers.base import Anytime, Result, strong_types
+from jaxmmap.solvers.base import Anytime, Result, run_generations, strong_types
 
 TRACES: collections.Counter = collections.Counter()  # traces of each generation function
 NEURAL_ARGMAX, NEURAL_SAMPLE, BOLTZMANN = 0, 1, 2  # how a game picks its actions
@@ -534,21 +533,15 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     traces = TRACES[cfg]
     key_init, key = jax.random.split(jax.random.key(seed))
     search = init(key_init, instance)
-    best_seen, generations, stats = -np.inf, 0, {}
     sources = collections.Counter()
-    while True:
-        key, sub = jax.random.split(key)
-        search, state, stats = generation(search, sub, instance)
-        generations += 1
-        best = float(stats["best"])
-        if best > best_seen:  # float32 filter; the exact return decides in `offer`
-            best_seen = best
-            if clock.offer(to_solution(problem, state, rules, solver="egrl")):
-                kind = max(("neural", "boltzmann", "learner"),
-                           key=lambda s: float(stats[f"best_{s}"]))
-                sources[kind] += 1
-        if clock.out_of_time() or (max_generations is not None and generations >= max_generations):
-            break
+
+    def credit(stats) -> None:  # which kind of game found the improvement
+        sources[max(("neural", "boltzmann", "learner"),
+                    key=lambda s: float(stats[f"best_{s}"]))] += 1
+
+    search, stats, generations, _ = run_generations(
+        clock, generation, search, key, instance, problem=problem, rules=rules, solver="egrl",
+        max_generations=max_generations, on_improvement=credit)
     figures = {k: float(v) for k, v in stats.items()}
     return clock.result(generations=generations, games=generations * cfg.games,
                         traces=TRACES[cfg] - traces, improvements_by=dict(sources),

@@ -45,16 +45,15 @@ from typing import Any
 import jax
 import jax.flatten_util
 import jax.numpy as jnp
-import numpy as np
 import optax
 from flax import struct
 
 from jaxmmap.instance import Instance, make_instance
-from jaxmmap.play import rollout, to_solution, won_returns
+from jaxmmap.play import rollout, won_returns
 from jaxmmap.problem import Problem
 from jaxmmap.rules import Rules
 from jaxmmap.solvers import policy
-from jaxmmap.solvers.base import Anytime, Result, strong_types
+from jaxmmap.solvers.base import Anytime, Result, run_generations, strong_types
 
 TRACES: collections.Counter = collections.Counter()  # traces of each generation function
 
@@ -177,19 +176,9 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
     key_init, key = jax.random.split(jax.random.key(seed))
     start = policy.init_params(key_init, hidden=hidden, greedy=greedy_start, scale=init_noise)
     search = init(key_init, start)
-    best_seen, generations, first, stats = -np.inf, 0, None, {}
-    while True:
-        key, sub = jax.random.split(key)
-        search, state, stats = generation(search, sub, instance)
-        generations += 1
-        best = float(stats["best"])
-        if first is None:
-            first = best
-        if best > best_seen:  # float32 filter; the exact return decides in `offer`
-            best_seen = best
-            clock.offer(to_solution(problem, state, rules, solver="es"))
-        if clock.out_of_time() or (max_generations is not None and generations >= max_generations):
-            break
+    search, stats, generations, first = run_generations(
+        clock, generation, search, key, instance, problem=problem, rules=rules, solver="es",
+        max_generations=max_generations)
     return clock.result(generations=generations, games=generations * (population + 1),
                         traces=TRACES[config] - traces, restarts=int(search.restarts),
                         first_generation_best=first,
