@@ -1,11 +1,15 @@
-"""The main job: plays a problem and writes the best validated solution and a summary.
+"""Trains MMap-MuZero (or one of its ablations) on one problem and writes the best solution.
 
     python train.py --config configs/quickstart.py --workdir runs/quickstart
-    python train.py --config configs/quickstart.py --config.games=4096 --workdir runs/big
+    python train.py --config configs/paper.py --config.problem=suite:resnet... --workdir runs/p
+    python train.py --config configs/quickstart.py --config.agent.mode=alphazero --workdir runs/az
 
-Writes WORKDIR/solution.json (the best solution, checked by the independent validator) and
-WORKDIR/summary.json. Until the MMap-MuZero agent lands (see the issues), the policies are the
-simple ones of `jaxmmap.play`.
+WORKDIR gets metrics.csv / metrics.jsonl / tensorboard/ (one row per chunk), checkpoints/ (orbax;
+running the same command again resumes where it stopped, bit for bit), solution.json (the best
+game, validated) and summary.json. A progress bar shows the mean and best return and the loss.
+
+Multi-host: start the same command on every host after `jax.distributed.initialize()` (see
+docs/agent.md); the games are split over all local devices of each host.
 """
 
 import json
@@ -14,37 +18,61 @@ import os
 from absl import app, flags
 from ml_collections import config_flags
 
-from jaxmmap import Rules, play, save_solution
+from jaxmmap import Rules, save_solution
+from jaxmmap.agent.loop import agent_config, fit
 from jaxmmap.cli import columns_for, open_problem, summarize
 
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/quickstart.py", "Job configuration.")
 _WORKDIR = flags.DEFINE_string("workdir", "runs/quickstart", "Where results are written.")
+_DISTRIBUTED = flags.DEFINE_bool("distributed", False, "Call jax.distributed.initialize() first.")
 
 
 def main(argv):
     del argv
+    if _DISTRIBUTED.value:
+        import jax
+
+        jax.distributed.initialize()
     config = _CONFIG.value
-    os.makedirs(_WORKDIR.value, exist_ok=True)
+    workdir = _WORKDIR.value
+    os.makedirs(workdir, exist_ok=True)
     problem = open_problem(config.problem)
     columns = columns_for(problem, config.columns)
     rules = Rules(columns=columns, nocopy_offset=config.nocopy_offset)
-    results, best = [], None
-    for policy in config.policies:
-        games = 1 if policy == "greedy" else config.games
-        solution, summary = play(problem, policy, seed=config.seed, games=games, rules=rules,
-                                 backup=config.backup)
-        results.append(summary)
-        print(f"{policy:>8}: best return {summary['best_return']:.4f} over {games} games"
-              f" ({summary['seconds_with_compile']:.1f} s with compilation)")
-        if best is None or solution.ret > best.ret:
-            best = solution
-    path = os.path.join(_WORKDIR.value, "solution.json")
-    save_solution(best, path)
-    summary = {"problem": summarize(problem, columns), "config": config.to_dict(),
-               "runs": results, "best": {"solver": best.solver, "return": best.ret, "file": path}}
-    with open(os.path.join(_WORKDIR.value, "summary.json"), "w") as f:
+    agent = agent_config(**config.agent.to_dict())
+    print(f"{problem.name}: {problem.num_buffers} buffers, {problem.num_steps} steps;"
+          f" mode {agent.mode}, {agent.games} games, {agent.num_simulations} simulations")
+    outcome = fit(problem, agent, rules=rules, seed=config.seed, budget_s=config.budget_s,
+                  max_iterations=config.training_steps, workdir=workdir,
+                  checkpoint_every=config.checkpoint_every, progress=True, solver=agent.mode)
+    best = outcome.solution
+    heuristic = None
+    if config.prod:
+        from jaxmmap.solvers.heuristic import heuristic as run_heuristic
+
+        heuristic = run_heuristic(problem, 60.0, config.seed, rules=rules).solution
+        if best is None or heuristic.ret > best.ret:
+            best = heuristic
+    if best is None:
+        raise SystemExit("no game finished within the budget; raise --config.budget_s")
+    save_solution(best, os.path.join(workdir, "solution.json"))
+    last = outcome.history[-1] if outcome.history else {}
+    summary = {
+        "problem": summarize(problem, columns), "config": config.to_dict(),
+        "iterations": last.get("iteration"), "episodes": last.get("episodes"),
+        "seconds": outcome.seconds,
+        "agent_return": None if outcome.solution is None else outcome.solution.ret,
+        "heuristic_return": None if heuristic is None else heuristic.ret,
+        "best": {"solver": best.solver, "return": best.ret},
+    }
+    with open(os.path.join(workdir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2, default=list)
-    print(f"best: {best.solver} with return {best.ret:.4f} (validated) -> {path}")
+    agent_ret = "none" if outcome.solution is None else f"{outcome.solution.ret:.6g}"
+    line = f"agent ({agent.mode}) best return {agent_ret}"
+    if heuristic is not None:
+        line += f"; heuristic {heuristic.ret:.6g}; prod {max(best.ret, heuristic.ret):.6g}"
+    print(f"{line}; {last.get('iteration', 0)} iterations, {last.get('episodes', 0)} games in"
+          f" {outcome.seconds:.0f} s -> {os.path.join(workdir, 'solution.json')}")
 
 
 if __name__ == "__main__":

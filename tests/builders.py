@@ -53,3 +53,20 @@ PAD = (128, 64, 1)  # (buffers, steps, tables): the bundled tiny problem and the
 ES_OPTIONS = dict(population=8, padding=PAD)
 EGRL_OPTIONS = dict(neural=4, boltzmann=4, learner_games=2, record=16, capacity=1024, updates=4,
                     batch=64, warmup=8, padding=PAD)
+
+
+def agent_config(**changes):
+    """A tiny agent for the tests: every test that trains uses it (with PAD), so `run_chunk`
+    compiles once per mode in a test session."""
+    from jaxmmap.agent.config import AgentConfig
+    from jaxmmap.agent.networks import NetworkConfig
+
+    network = NetworkConfig(grid_channels=(4, 8), profile_channels=(4,), profile_strides=(4,),
+                            profile_bins=4, feature_width=16, torso=(32,), embedding=32, head=(32,),
+                            dynamics=(32,), support_size=31)
+    base = dict(games=8, num_simulations=8, replay_size=8 * 32, batch_size=16, learning_rate=3e-3,
+                unroll_steps=3, td_steps=5, min_replay_moves=8, updates_per_chunk=10,
+                target_update_interval=10, network=network)
+    if changes.get("mode", "muzero") != "muzero":
+        base["reanalyse_fraction"] = 0.0
+    return AgentConfig(**{**base, **changes})

@@ -180,3 +180,16 @@ def test_configs_and_parameter_counts():
     n = nets.make_networks(cfg)
     emb, _, _ = jax.eval_shape(lambda k, o: n.initial_inference(n.init(k, o), o), init_key(), obs)
     chex.assert_shape(emb, (1, SMALL.embedding))
+
+
+@pytest.mark.parametrize("shape,kernel,strides", [((2, 17, 13, 3), (3, 3), (2, 2)), ((2, 16, 16, 3), (3, 3), (1, 1)),
+                                                  ((2, 50, 1), (8,), (4,)), ((2, 33, 2), (4,), (2,))])
+def test_conv_as_patches_matches_flax_conv(shape, kernel, strides):
+    import flax.linen as nn
+
+    x = jax.random.normal(jax.random.key(0), shape)
+    params = nn.Conv(5, kernel, strides=strides).init(jax.random.key(1), x)
+    params = jax.tree.map(lambda a: a + 0.1, params)  # a non-zero bias too
+    ours = nets.Conv(5, kernel, strides).apply(params, x)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(nn.Conv(5, kernel, strides=strides).apply(params, x)),
+                               atol=2e-6)

@@ -89,7 +89,8 @@ def test_learned_modes_search_with_the_networks_and_pick_legal_actions(mode):
         if mode == "alphazero":
             return search_module.search(params, key, states, instance, num_simulations=8,
                                         predict=search_module.network_predict(networks, support))
-        return search_module.learned_search(params, key, states, instance, networks, support,
+        observation = jax.vmap(observe)(jax.vmap(lambda s: s.replace(instance=instance))(states))
+        return search_module.learned_search(params, key, observation, networks, support,
                                             num_simulations=8)
 
     out = run(params, states, jax.random.key(1))

@@ -1,11 +1,19 @@
-"""The MMap-MuZero agent (issue 5, in progress).
+"""MMap-MuZero (paper Section 4.3, Appendix C) and its ablations, end to end in JAX.
 
-So far: `observe` (the observation of Section 4.3.1, built inside jit), `networks` (the flax
-representation, prediction and dynamics networks, categorical value/reward supports) and
-`search` (mctx over the true game; the `mcts` solver, the paper's search-without-learning
-ablation). Self-play, replay, the losses and `train.py` come next.
+Modules, by concept:
+* `observation`: what the agent sees of a `game.State` (built inside jit);
+* `networks`: representation, dynamics and prediction networks (flax), categorical supports;
+* `search`: mctx over the true game (the `mcts` solver) or the learned model;
+* `selfplay`: many games in parallel, one move of all of them per call;
+* `replay`: the on-device ring of moves, compressed observations, n-step targets;
+* `learner`: batches with Reanalyse, the unrolled MuZero losses, one Adam step;
+* `train`: the jitted training chunk (`lax.scan`) and its data-parallel layout;
+* `loop`: the host side (logs, orbax checkpoints, budgets) and the `muzero` solvers;
+* `config`: `AgentConfig`, every knob of the above (`AgentConfig.paper()` is Table 6).
 """
 
+from jaxmmap.agent.config import AgentConfig
+from jaxmmap.agent.loop import Outcome, fit
 from jaxmmap.agent.observation import Observation, observe
 
-__all__ = ["Observation", "observe"]
+__all__ = ["AgentConfig", "Observation", "Outcome", "fit", "observe"]

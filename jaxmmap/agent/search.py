@@ -58,21 +58,20 @@ def network_predict(networks, support) -> Predict:
     return predict
 
 
-def learned_search(params, key: jax.Array, states: game.State, instance: Instance, networks,
-                   support, *, num_simulations: int = 16, gumbel: bool = False,
+def learned_search(params, key: jax.Array, observation: Observation, networks, support, *,
+                   num_simulations: int = 16, gumbel: bool = False, discount: float = 1.0,
                    dirichlet_fraction: float = 0.25, dirichlet_alpha: float = 0.3,
                    temperature: float = 1.0) -> mctx.PolicyOutput:
-    """The `muzero` mode: one search per state with the learned model (`networks.py`)."""
+    """The `muzero` mode: one search per observation (batched) with the learned model
+    (`networks.py`); the observation's legal mask applies at the root only."""
     from jaxmmap.agent.networks import make_recurrent_fn, root_output
 
-    full = jax.vmap(lambda s: s.replace(instance=instance))(states.replace(instance=None))
-    observation = jax.vmap(observe)(full)
     start = root_output(networks, params, observation, support)
     invalid = ~observation.legal
     invalid = invalid & ~jnp.all(invalid, axis=-1, keepdims=True)
     start = start.replace(prior_logits=_masked(start.prior_logits, ~invalid))
-    return _policy(params, key, start, make_recurrent_fn(networks, support), invalid,
-                   num_simulations=num_simulations, gumbel=gumbel,
+    return _policy(params, key, start, make_recurrent_fn(networks, support, discount=discount),
+                   invalid, num_simulations=num_simulations, gumbel=gumbel,
                    dirichlet_fraction=dirichlet_fraction, dirichlet_alpha=dirichlet_alpha,
                    temperature=temperature)
 
@@ -81,18 +80,19 @@ def _masked(logits: jax.Array, legal: jax.Array) -> jax.Array:
     return jnp.where(legal, logits, -jnp.inf)
 
 
-def root(params, states: game.State, instance: Instance, predict: Predict = uniform
-         ) -> mctx.RootFnOutput:
-    """The root of a search over a batch of states (`states.instance` is ignored)."""
+def root(params, states: game.State, instance: Instance, predict: Predict = uniform, *,
+         observation: Observation | None = None) -> mctx.RootFnOutput:
+    """The root of a search over a batch of states (`states.instance` is ignored); pass their
+    `observation` if it is already computed."""
     states = states.replace(instance=None)
-    attach = jax.vmap(lambda s: s.replace(instance=instance))
-    observation = jax.vmap(observe)(attach(states))
+    if observation is None:
+        observation = jax.vmap(observe)(jax.vmap(lambda s: s.replace(instance=instance))(states))
     logits, value = predict(params, observation)
     return mctx.RootFnOutput(prior_logits=_masked(logits, observation.legal), value=value,
                              embedding=states)
 
 
-def recurrent_fn(instance: Instance, predict: Predict = uniform):
+def recurrent_fn(instance: Instance, predict: Predict = uniform, *, discount: float = 1.0):
     """An mctx `recurrent_fn` that steps the true game of `instance`."""
 
     def fn(params, key, action, states):
@@ -103,7 +103,7 @@ def recurrent_fn(instance: Instance, predict: Predict = uniform):
         done = full.done
         out = mctx.RecurrentFnOutput(
             reward=full.reward,
-            discount=jnp.where(done, 0.0, 1.0).astype(jnp.float32),
+            discount=jnp.where(done, 0.0, discount).astype(jnp.float32),
             prior_logits=_masked(logits, observation.legal | done[:, None]),
             value=jnp.where(done, 0.0, value))
         return out, full.replace(instance=None)
@@ -113,14 +113,15 @@ def recurrent_fn(instance: Instance, predict: Predict = uniform):
 
 def search(params, key: jax.Array, states: game.State, instance: Instance, *,
            predict: Predict = uniform, num_simulations: int = 16, gumbel: bool = False,
-           dirichlet_fraction: float = 0.25, dirichlet_alpha: float = 0.3,
-           temperature: float = 1.0) -> mctx.PolicyOutput:
+           discount: float = 1.0, dirichlet_fraction: float = 0.25, dirichlet_alpha: float = 0.3,
+           temperature: float = 1.0, observation: Observation | None = None
+           ) -> mctx.PolicyOutput:
     """One search from each of a batch of states; `action` is legal for every unfinished game."""
-    start = root(params, states, instance, predict)
+    start = root(params, states, instance, predict, observation=observation)
     full = jax.vmap(lambda s: s.replace(instance=instance))(start.embedding)
     invalid = ~jax.vmap(game.legal_action_mask)(full)
     invalid = invalid & ~jnp.all(invalid, axis=-1, keepdims=True)  # finished games: anything
-    return _policy(params, key, start, recurrent_fn(instance, predict), invalid,
+    return _policy(params, key, start, recurrent_fn(instance, predict, discount=discount), invalid,
                    num_simulations=num_simulations, gumbel=gumbel,
                    dirichlet_fraction=dirichlet_fraction, dirichlet_alpha=dirichlet_alpha,
                    temperature=temperature)

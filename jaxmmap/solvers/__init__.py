@@ -43,6 +43,8 @@ SOLVERS = {
     "es": _lazy("es", "es"),
     "egrl": _lazy("egrl", "egrl"),
     "mcts": _lazy("jaxmmap.agent.search", "mcts"),
+    "muzero": _lazy("jaxmmap.agent.loop", "muzero"),
+    "muzero-prod": _lazy("jaxmmap.agent.loop", "prod"),
     "cpsat": _lazy("cpsat", "cpsat"),
     "exhaustive": exhaustive,
 }

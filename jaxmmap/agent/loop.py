@@ -1,0 +1,267 @@
+"""The host side of training: chunks of `train.run_chunk`, logs, checkpoints, budgets, and the
+agent as solvers (`muzero`, `muzero-prod`).
+
+    outcome = fit(problem, AgentConfig(), budget_s=300, workdir="runs/x")
+    outcome.solution                   # the best game found, as a validated Solution
+
+`fit` runs until `max_iterations` (learner iterations: self-play moves + one update each) or the
+wall-clock budget, whichever comes first. With a `workdir` it writes
+* `metrics.csv` and `metrics.jsonl` (one row per chunk) and TensorBoard events (`tensorboard/`);
+* orbax checkpoints of the whole `TrainState` (`checkpoints/`) every `checkpoint_every` chunks
+  and at the end; a new `fit` on the same workdir resumes from the latest one and continues the
+  same run bit for bit (the chunks are deterministic; rows logged after the checkpoint are
+  dropped);
+* `solution.json`: the best game so far, checked by the independent validator.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import os
+import time
+
+import jax
+import numpy as np
+
+from jaxmmap.agent import train
+from jaxmmap.agent.config import AgentConfig
+from jaxmmap.instance import make_instance
+from jaxmmap.play import to_solution
+from jaxmmap.problem import Problem, Solution, save_solution
+from jaxmmap.rules import Rules
+from jaxmmap.solvers.base import Anytime, Result
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What `fit` returns.
+
+    solution: the best game found (validated), None if no game finished yet.
+    history: one dict of metrics per chunk (as in metrics.jsonl).
+    state: the final `TrainState` (on the devices).
+    seconds: wall-clock seconds of this call, compilation included.
+    trace: (seconds, best return) at each improvement of this call.
+    """
+
+    solution: Solution | None
+    history: list[dict]
+    state: train.TrainState
+    seconds: float
+    trace: list[tuple[float, float]]
+
+
+def summarize(metrics: dict, config: AgentConfig) -> dict:
+    """One chunk's per-iteration metrics as one row of floats."""
+    m = jax.device_get(metrics)
+    learned = np.asarray(m["learned"], bool)
+    finished = int(np.sum(m["finished"]))
+    row = {"finished": finished, "lost": int(np.sum(m["lost"])),
+           "mean_return": float(np.sum(m["return_sum"]) / finished) if finished else math.nan,
+           "best_return": float(m["best_return"][-1]), "temperature": float(m["temperature"][-1])}
+    for name in train.LEARNER_METRICS:
+        row[name] = float(np.mean(m[name][learned])) if learned.any() else math.nan
+    return row
+
+
+class _Logs:
+    """metrics.csv, metrics.jsonl and TensorBoard events, resumable at an iteration (rows logged
+    after it are dropped)."""
+
+    def __init__(self, workdir: str | None, resume_at: int):
+        self.workdir, self.rows, self.tb = workdir, [], None
+        if workdir is None:
+            return
+        self.jsonl = os.path.join(workdir, "metrics.jsonl")
+        self.csv = os.path.join(workdir, "metrics.csv")
+        if os.path.exists(self.jsonl):
+            with open(self.jsonl) as f:
+                self.rows = [r for r in map(json.loads, f) if r["iteration"] <= resume_at]
+        with open(self.jsonl, "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in self.rows)
+        with open(self.csv, "w", newline="") as f:
+            if self.rows:
+                writer = csv.DictWriter(f, fieldnames=list(self.rows[0]))
+                writer.writeheader()
+                writer.writerows(self.rows)
+        try:
+            from tensorboardX import SummaryWriter
+            self.tb = SummaryWriter(os.path.join(workdir, "tensorboard"))
+        except ImportError:  # TensorBoard events are optional
+            self.tb = None
+
+    def add(self, row: dict):
+        self.rows.append(row)
+        if self.workdir is None:
+            return
+        with open(self.jsonl, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        with open(self.csv, "a", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(row))
+            if len(self.rows) == 1:
+                writer.writeheader()
+            writer.writerow(row)
+        if self.tb is not None:
+            for key, value in row.items():
+                if key != "iteration" and isinstance(value, int | float) and math.isfinite(value):
+                    self.tb.add_scalar(key, value, row["iteration"])
+            self.tb.flush()
+
+    def close(self):
+        if self.tb is not None:
+            self.tb.close()
+
+
+def _checkpoints(workdir: str):
+    import orbax.checkpoint as ocp
+
+    return ocp.CheckpointManager(os.path.abspath(os.path.join(workdir, "checkpoints")),
+                                 options=ocp.CheckpointManagerOptions(max_to_keep=2))
+
+
+def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules = Rules(),
+        seed: int = 0, budget_s: float | None = None, max_iterations: int | None = None,
+        workdir: str | None = None, checkpoint_every: int = 10, devices=None,
+        padding: tuple[int, int, int] | None = None, stop_at: float | None = None,
+        progress: bool = False, solver: str = "muzero") -> Outcome:
+    """Trains (or, in mode mcts, only plays) on `problem` until `max_iterations` iterations or
+    `budget_s` seconds; see the module docstring. `devices` (default all local ones) share the
+    games; `padding` (buffers, steps, tables) pads the instance (default: `instance.bucket`);
+    `stop_at` ends training once a game reaches that return."""
+    from jaxmmap.validator import validate
+
+    clock = Anytime(math.inf if budget_s is None else budget_s)
+    instance = make_instance(problem, rules, **_padding(padding))
+    support = train.support_of(instance, config)
+    mesh = train.mesh(devices)
+    state = train.shard(train.init(instance, config, seed=seed), mesh)
+    manager = None
+    if workdir is not None:
+        os.makedirs(workdir, exist_ok=True)
+        manager = _checkpoints(workdir)
+        if manager.latest_step() is not None:
+            import orbax.checkpoint as ocp
+
+            abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, state)
+            state = manager.restore(manager.latest_step(), args=ocp.args.StandardRestore(abstract))
+    per_chunk = config.updates_per_chunk
+    iteration = int(state.moves) // config.moves_per_update
+    logs = _Logs(workdir, iteration)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=max_iterations, initial=iteration, unit="it", dynamic_ncols=True)
+    best, best_return, chunks = None, -math.inf, 0
+    episodes = sum(r["finished"] for r in logs.rows)
+    try:
+        while ((max_iterations is None or iteration < max_iterations) and not clock.out_of_time()
+               and (stop_at is None or best_return < stop_at)):
+            state, metrics = train.run_chunk(state, instance, config=config, support=support)
+            row = summarize(metrics, config)
+            iteration += per_chunk
+            chunks += 1
+            episodes += row["finished"]
+            seconds = clock.elapsed()
+            row = {"iteration": iteration, "learner_steps": int(state.learner.steps),
+                   "episodes": episodes, **row, "seconds": seconds,
+                   "game_moves_per_s": chunks * per_chunk * config.moves_per_update * config.games / seconds}
+            logs.add(row)
+            if row["best_return"] > best_return:
+                best_return = row["best_return"]
+                best = to_solution(problem, train.best_game(state, instance), rules, solver=solver)
+                report = validate(problem, best, allow_nocopy_move=rules.nocopy_offset == "lowest")
+                if not report.ok:
+                    raise AssertionError(f"the agent's best game is invalid:\n{report}")
+                clock.offer(best)
+                if workdir is not None:
+                    save_solution(best, os.path.join(workdir, "solution.json"))
+            if manager is not None and chunks % checkpoint_every == 0:
+                _save(manager, iteration, state)
+            if bar is not None:
+                bar.update(per_chunk)
+                bar.set_postfix(ret=f"{row['mean_return']:.4g}", best=f"{best_return:.4g}",
+                                loss=f"{row['loss']:.3g}", refresh=False)
+        if manager is not None and chunks % checkpoint_every:
+            _save(manager, iteration, state)
+    finally:
+        if bar is not None:
+            bar.close()
+        logs.close()
+        if manager is not None:
+            manager.wait_until_finished()
+            manager.close()
+    return Outcome(solution=best, history=logs.rows, state=state, seconds=clock.elapsed(),
+                   trace=list(clock.trace))
+
+
+def _padding(padding):
+    if padding is None:
+        return {}
+    return dict(zip(("num_buffers", "num_steps", "num_tables"), padding))
+
+
+def _save(manager, iteration: int, state: train.TrainState):
+    import orbax.checkpoint as ocp
+
+    manager.save(iteration, args=ocp.args.StandardSave(state))
+
+
+# ------------------------------------------------------------------------------ as solvers
+
+
+def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
+           mode: str = "muzero", max_iterations: int | None = None,
+           padding: tuple[int, int, int] | None = None, **options) -> Result:
+    """A solver: trains the agent (`AgentConfig(mode=mode, **options)`) for the budget and returns
+    its best game. Options are `AgentConfig` fields; `network` may be a dict of NetworkConfig
+    fields."""
+    config = agent_config(mode=mode, **options)
+    outcome = fit(problem, config, rules=rules, seed=seed, budget_s=budget_s,
+                  max_iterations=max_iterations, padding=padding, solver=mode)
+    if outcome.solution is None:
+        raise RuntimeError(f"{mode} finished no game within {budget_s} s")
+    info = {"iterations": outcome.history[-1]["iteration"], "episodes": outcome.history[-1]["episodes"],
+            "mode": mode}
+    return Result(solution=outcome.solution, trace=tuple(outcome.trace), seconds=outcome.seconds,
+                  info=info)
+
+
+def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), **options
+         ) -> Result:
+    """MMap-MuZero-prod: the heuristic, then the agent for the rest of the budget; the better of
+    the two (the heuristic's seconds count against the budget)."""
+    from jaxmmap.solvers.heuristic import heuristic
+
+    start = time.perf_counter()
+    base = heuristic(problem, budget_s, seed, rules=rules)
+    left = budget_s - (time.perf_counter() - start)
+    trace = [(base.seconds, base.solution.ret)]
+    solution, agent_ret = base.solution, None
+    if left > 0:
+        try:
+            agent = muzero(problem, left, seed, rules=rules, **options)
+        except RuntimeError:  # no agent game finished: the heuristic stands
+            agent = None
+        if agent is not None:
+            agent_ret = agent.solution.ret
+            offset = time.perf_counter() - start - agent.seconds
+            trace += [(offset + t, r) for t, r in agent.trace if r > trace[-1][1]]
+            if agent.solution.ret > solution.ret:
+                solution = dataclasses.replace(agent.solution, solver="muzero-prod")
+    return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start,
+                  info={"heuristic": base.solution.ret, "agent": agent_ret})
+
+
+def agent_config(**fields) -> AgentConfig:
+    """`AgentConfig` from plain values (a `network` dict becomes a NetworkConfig; lists become
+    tuples), as configs and command lines give them."""
+    from jaxmmap.agent.networks import NetworkConfig
+
+    network = fields.pop("network", None)
+    if isinstance(network, dict):
+        network = NetworkConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in network.items()})
+    if network is not None:
+        fields["network"] = network
+    return AgentConfig(**fields)

@@ -1,0 +1,130 @@
+"""Self-play: `games` games of one instance played in parallel (vmap), one move of all of them per
+`act`, with the mode's search at every move (Drop-backup on). A finished game is replaced by a
+new one at once, and the best finished game so far is kept on the device.
+
+How each mode picks a move (`AgentConfig.mode`):
+* muzero: `mctx.muzero_policy` (or Gumbel) with the learned dynamics from the root's embedding;
+* alphazero: the same search over the true game, with the network's priors and values;
+* mcts: the search over the true game with flat priors and zero leaf values (no learning);
+* no_search: a sample of the network's policy at the action temperature, with no search; its
+  "policy target" is that policy itself (the learner ignores it and uses policy gradient).
+"""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from jaxmmap import game
+from jaxmmap.agent import replay as replay_lib
+from jaxmmap.agent.config import AgentConfig
+from jaxmmap.agent.networks import Networks, Support, logits_to_scalar
+from jaxmmap.agent.observation import observe
+from jaxmmap.agent.search import learned_search, network_predict, search, uniform
+from jaxmmap.instance import Instance
+from jaxmmap.play import won_returns
+
+
+@chex.dataclass(frozen=True)
+class Actors:
+    """The games in progress and the best game so far. G games.
+
+    Attributes:
+      states: `game.State` batched [G], without the instance (`instance=None`).
+      delay: int32[G] moves each game still waits before its first move (`stagger`).
+      best: `game.State` of one finished, won game (no batch axis, `instance=None`): the best so
+        far; meaningful once `best_return` is finite.
+      best_return: float32[] its return, -inf before the first won game.
+    """
+
+    states: game.State
+    delay: jax.Array
+    best: game.State
+    best_return: jax.Array
+
+
+@chex.dataclass(frozen=True)
+class Played:
+    """What one move of all games finished. Attributes: finished int32[] games finished,
+    lost int32[] of them lost, return_sum float32[] sum of the returns of the won ones."""
+
+    finished: jax.Array
+    lost: jax.Array
+    return_sum: jax.Array
+
+
+def init(instance: Instance, config: AgentConfig) -> Actors:
+    """New games; with `stagger`, game g waits g * N / G moves before it starts."""
+    start = game.init(instance, backup=True).replace(instance=None)
+    g = config.games
+    states = jax.tree.map(lambda x: jnp.broadcast_to(x, (g,) + x.shape), start)
+    span = instance.num_buffers if config.stagger else 0
+    delay = (jnp.arange(g) * span // g).astype(jnp.int32)
+    return Actors(states=states, delay=delay, best=start, best_return=jnp.float32(-jnp.inf))
+
+
+def policy(params, key: jax.Array, states: game.State, observation, instance: Instance, *,
+           config: AgentConfig, networks: Networks, support: Support, temperature: jax.Array
+           ) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The mode's move for a batch of positions: (action int32[G], policy target float32[G, 3],
+    root value float32[G])."""
+    common = dict(num_simulations=config.num_simulations, gumbel=config.gumbel,
+                  discount=config.discount, dirichlet_fraction=config.dirichlet_fraction,
+                  dirichlet_alpha=config.dirichlet_alpha, temperature=temperature)
+    if config.mode == "muzero":
+        out = learned_search(params, key, observation, networks, support, **common)
+    elif config.mode in ("alphazero", "mcts"):
+        predict = network_predict(networks, support) if config.mode == "alphazero" else uniform
+        out = search(params, key, states, instance, predict=predict, observation=observation,
+                     **common)
+    else:  # no_search
+        _, logits, value = networks.initial_inference(params, observation)
+        legal = observation.legal | ~jnp.any(observation.legal, axis=-1, keepdims=True)
+        logits = jnp.where(legal, logits, -jnp.inf)
+        action = jax.random.categorical(key, logits / jnp.maximum(temperature, 1e-6))
+        return action.astype(jnp.int32), jax.nn.softmax(logits), logits_to_scalar(value, support)
+    return out.action.astype(jnp.int32), out.action_weights, out.search_tree.summary().value
+
+
+def act(params, key: jax.Array, actors: Actors, instance: Instance, *, config: AgentConfig,
+        networks: Networks, support: Support, temperature: jax.Array
+        ) -> tuple[Actors, replay_lib.Transition, Played]:
+    """One move of every game: returns the new actors, the move of each game (to the replay) and
+    what finished."""
+    attach = jax.vmap(lambda s: s.replace(instance=instance))
+    states = actors.states
+    observation = jax.vmap(observe)(attach(states))
+    action, target, value = policy(params, key, states, observation, instance, config=config,
+                                   networks=networks, support=support, temperature=temperature)
+    stepped = jax.vmap(game.step)(attach(states), action).replace(instance=None)
+    waiting = actors.delay > 0
+    stepped = _where(waiting, states, stepped)
+    done = stepped.done & ~waiting
+
+    returns = won_returns(stepped)
+    best_game = jnp.argmax(jnp.where(done, returns, -jnp.inf))
+    improved = done[best_game] & (returns[best_game] > actors.best_return)
+    best = jax.tree.map(lambda new, old: jnp.where(improved, new[best_game], old), stepped,
+                        actors.best)
+    best_return = jnp.where(improved, returns[best_game], actors.best_return)
+
+    fresh = game.init(instance, backup=True).replace(instance=None)
+    states = _where(done, jax.tree.map(lambda x: jnp.broadcast_to(x, (config.games,) + x.shape),
+                                       fresh), stepped)
+    row = replay_lib.Transition(
+        observation=replay_lib.compress(observation), action=action,
+        reward=jnp.where(waiting, 0.0, stepped.reward), policy=target,
+        value=value.astype(jnp.float32), done=done, valid=~waiting)
+    played = Played(finished=jnp.sum(done, dtype=jnp.int32),
+                    lost=jnp.sum(done & stepped.lost, dtype=jnp.int32),
+                    return_sum=jnp.sum(jnp.where(done & ~stepped.lost, stepped.board.ret, 0.0)))
+    actors = Actors(states=states, delay=jnp.maximum(actors.delay - 1, 0), best=best,
+                    best_return=best_return)
+    return actors, row, played
+
+
+def _where(pick: jax.Array, a, b):
+    """Per game (leading axis), `a` where `pick` else `b`."""
+    return jax.tree.map(
+        lambda x, y: jnp.where(pick.reshape(pick.shape + (1,) * (x.ndim - 1)), x, y), a, b)

@@ -1,0 +1,218 @@
+"""Training the agent: shapes of batches, legal self-play, the optimum on tiny games, exact resume,
+and the same results on 4 devices as on 1.
+
+Every test trains `builders.agent_config()` on problems padded to `PAD`, so `run_chunk` compiles
+once per mode in the session.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from builders import PAD, agent_config
+
+from jaxmmap import Rules, generate, load_solution, make_instance, validate
+from jaxmmap.agent import learner, train
+from jaxmmap.agent.config import AgentConfig
+from jaxmmap.agent.loop import agent_config as config_from_dict
+from jaxmmap.agent.loop import fit
+from jaxmmap.agent.networks import make_networks
+from jaxmmap.solvers.exhaustive import exhaustive
+
+RULES = Rules(columns=32)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def tiny(seed):
+    return generate(seed, num_instructions=4 + seed % 3, inplace_prob=0.3, memory_fraction=0.4,
+                    copy_bandwidth=1e6)
+
+
+def padded(problem):
+    return make_instance(problem, RULES, num_buffers=PAD[0], num_steps=PAD[1], num_tables=PAD[2])
+
+
+def _chunks(config, problem, chunks, seed=0):
+    instance = padded(problem)
+    support = train.support_of(instance, config)
+    state = train.init(instance, config, seed=seed)
+    metrics = []
+    for _ in range(chunks):
+        state, m = train.run_chunk(state, instance, config=config, support=support)
+        metrics.append(jax.device_get(m))
+    return state, jax.tree.map(lambda *x: np.concatenate(x), *metrics), instance, support
+
+
+@pytest.fixture(scope="module")
+def muzero_run():
+    config = agent_config()
+    return (config,) + _chunks(config, tiny(1), 3)
+
+
+def test_self_play_fills_the_replay_with_legal_moves_and_keeps_the_best_game(muzero_run):
+    config, state, metrics, instance, _ = muzero_run
+    data = state.replay.data
+    rows = config.rows
+    chex.assert_shape(data.action, (rows, config.games))
+    chex.assert_shape(data.observation.grid, (rows, config.games, 128, 128))
+    assert data.observation.grid.dtype == jnp.uint8
+    written = min(int(state.moves), rows)
+    valid = np.asarray(data.valid)[:written]
+    legal = np.asarray(data.observation.legal)[:written]
+    action = np.asarray(data.action)[:written]
+    assert valid.any() and not valid.all()  # staggered starts
+    assert np.all(np.take_along_axis(legal, action[..., None], axis=-1)[..., 0][valid])
+    policy = np.asarray(data.policy)[:written][valid]
+    np.testing.assert_allclose(policy.sum(-1), 1.0, rtol=1e-5)
+    assert np.all(policy[~legal[valid]] == 0)
+    assert metrics["finished"].sum() > 0 and metrics["learned"].any()
+    assert np.isfinite(metrics["loss"][metrics["learned"]]).all()
+    # the best game is a finished, won game with the best return ever reported
+    best = train.best_game(state, instance)
+    assert bool(best.done) and not bool(best.lost)
+    assert float(best.board.ret) == pytest.approx(float(metrics["best_return"].max()))
+
+
+def test_a_batch_has_the_unrolled_shapes_and_sane_targets(muzero_run):
+    config, state, _, _, support = muzero_run
+    networks = make_networks(config.network)
+    batch = jax.jit(lambda s, k: learner.make_batch(s.learner, s.replay, k, config=config,
+                                                    networks=networks, support=support))(
+        state, jax.random.key(3))
+    b, k = config.batch_size, config.unroll_steps
+    chex.assert_shape(batch.observation.grid, (b, 128, 128))
+    chex.assert_shape([batch.action, batch.alive, batch.value], (b, k + 1))
+    chex.assert_shape(batch.policy, (b, k + 1, 3))
+    chex.assert_shape(batch.reward, (b, k))
+    assert batch.observation.grid.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(batch.policy).sum(-1)[np.asarray(batch.alive) > 0], 1.0,
+                               rtol=1e-5)
+    assert np.all(np.asarray(batch.alive)[:, 0] == 1)  # a sampled position is in its episode
+    # reanalysed and stored policies are both legal at the root
+    legal = np.asarray(batch.observation.legal)
+    assert np.all(np.asarray(batch.policy)[:, 0][~legal] == 0)
+    assert np.all(np.abs(np.asarray(batch.value)) <= support.max_scalar)
+
+
+@pytest.mark.parametrize("mode", ["alphazero", "mcts", "no_search"])
+def test_every_mode_plays_and_learns(mode):
+    config = agent_config(mode=mode)
+    state, metrics, instance, _ = _chunks(config, tiny(2), 2)
+    assert metrics["finished"].sum() > 0
+    assert metrics["learned"].any() == (mode != "mcts")
+    assert np.isfinite(metrics["loss"]).all()
+    best = train.best_game(state, instance)
+    assert best is not None and not bool(best.lost)
+    if mode == "mcts":  # no learning: the parameters never move
+        before = train.init(instance, config).learner.params
+        chex.assert_trees_all_equal(before, state.learner.params)
+
+
+def _quickstart_agent() -> AgentConfig:
+    spec = importlib.util.spec_from_file_location("quickstart", os.path.join(ROOT, "configs", "quickstart.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return config_from_dict(**module.get_config().agent.to_dict())
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4])
+def test_the_quickstart_agent_reaches_the_optimum_of_tiny_games(seed):
+    problem = tiny(seed)
+    optimum = exhaustive(problem, 60, 0, rules=RULES).solution.ret
+    outcome = fit(problem, _quickstart_agent(), rules=RULES, max_iterations=1500, padding=PAD,
+                  stop_at=optimum - 1e-6)
+    assert validate(problem, outcome.solution).ok
+    assert outcome.solution.ret == pytest.approx(optimum, abs=1e-6)
+
+
+def test_resume_from_a_checkpoint_continues_the_same_run_bit_for_bit(tmp_path):
+    config = agent_config()
+    problem = tiny(3)
+    straight = fit(problem, config, rules=RULES, max_iterations=40, padding=PAD,
+                   workdir=str(tmp_path / "straight"), checkpoint_every=100)
+    first = fit(problem, config, rules=RULES, max_iterations=20, padding=PAD,
+                workdir=str(tmp_path / "resumed"), checkpoint_every=1)
+    assert first.history[-1]["iteration"] == 20
+    # A kill after a logged chunk but before its checkpoint: that row must not survive.
+    with open(tmp_path / "resumed" / "metrics.jsonl", "a") as f:
+        f.write(json.dumps({**first.history[-1], "iteration": 30}) + "\n")
+    resumed = fit(problem, config, rules=RULES, max_iterations=40, padding=PAD,
+                  workdir=str(tmp_path / "resumed"))
+    chex.assert_trees_all_equal(jax.device_get(straight.state), jax.device_get(resumed.state))
+    drop = ("seconds", "game_moves_per_s")
+    rows = lambda h: [{k: v for k, v in r.items() if k not in drop} for r in h]  # noqa: E731
+    assert json.dumps(rows(straight.history)) == json.dumps(rows(resumed.history))
+    with open(tmp_path / "resumed" / "metrics.csv") as f:
+        assert len(f.readlines()) == 1 + 4
+    solution = load_solution(str(tmp_path / "resumed" / "solution.json"))
+    assert validate(problem, solution).ok
+    assert solution.ret == pytest.approx(resumed.solution.ret)
+
+
+DEVICES_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import jax, numpy as np
+    sys.path.insert(0, "tests")
+    from builders import PAD, agent_config
+    from jaxmmap import Rules, generate, make_instance
+    from jaxmmap.agent import train
+
+    assert jax.device_count() == 4
+    problem = generate(1, num_instructions=5, inplace_prob=0.3, memory_fraction=0.4,
+                       copy_bandwidth=1e6)
+    instance = make_instance(problem, Rules(columns=32), num_buffers=PAD[0], num_steps=PAD[1],
+                             num_tables=PAD[2])
+    config = agent_config(updates_per_chunk=6)
+    support = train.support_of(instance, config)
+    out = {}
+    for n in (1, 4):
+        mesh = train.mesh(jax.devices()[:n])
+        state = train.shard(train.init(instance, config, seed=0), mesh)
+        state, metrics = train.run_chunk(state, instance, config=config, support=support)
+        shards = len(state.replay.data.action.sharding.device_set)
+        leaves = [np.asarray(x, np.float64).ravel() for x in jax.tree.leaves(state.learner.params)]
+        out[n] = dict(shards=shards, params=np.concatenate(leaves).tolist(),
+                      actions=np.asarray(state.replay.data.action).tolist(),
+                      loss=np.asarray(metrics["loss"]).tolist())
+    print(json.dumps(out))
+""")
+
+
+def test_four_devices_give_the_results_of_one():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
+               JAX_PLATFORMS="cpu")
+    run = subprocess.run([sys.executable, "-c", DEVICES_SCRIPT], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    one, four = out["1"], out["4"]
+    assert one["shards"] == 1 and four["shards"] == 4
+    assert one["actions"] == four["actions"]  # the same games were played
+    np.testing.assert_allclose(four["loss"], one["loss"], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(four["params"], one["params"], rtol=1e-3, atol=1e-5)
+
+
+def test_configs_and_the_paper_table():
+    paper = AgentConfig.paper()
+    assert (paper.discount, paper.num_simulations, paper.batch_size, paper.replay_size) == (
+        0.9999, 400, 512, 20_000)
+    assert (paper.learning_rate, paper.weight_decay, paper.reanalyse_fraction) == (2e-4, 1e-4, 0.5)
+    assert (paper.dirichlet_fraction, paper.dirichlet_alpha) == (0.25, 0.03)
+    assert (paper.init_temperature, paper.final_temperature, paper.temperature_decay_steps) == (
+        1.0, 0.2, 400_000)
+    temps = train.temperature(paper, jnp.asarray([0, 399_999, 400_000]))
+    np.testing.assert_allclose(np.asarray(temps), [1.0, 1.0, 0.2])
+    with pytest.raises(ValueError, match="reanalyse"):
+        AgentConfig(mode="alphazero", reanalyse_fraction=0.5)
+    with pytest.raises(ValueError, match="must exceed"):
+        AgentConfig(games=64, replay_size=640, unroll_steps=5, td_steps=10)
