@@ -15,7 +15,7 @@ docs/agent.md); the games are split over all local devices of each host.
 import json
 import os
 
-from absl import app, flags
+from absl import app, flags, logging
 from ml_collections import config_flags
 
 from jaxmmap import Rules, save_solution
@@ -29,6 +29,7 @@ _DISTRIBUTED = flags.DEFINE_bool("distributed", False, "Call jax.distributed.ini
 
 def main(argv):
     del argv
+    logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint step at INFO
     if _DISTRIBUTED.value:
         import jax
 

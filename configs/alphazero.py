@@ -15,5 +15,4 @@ from configs import quickstart
 def get_config() -> ml_collections.ConfigDict:
     config = quickstart.get_config()
     config.agent.mode = "alphazero"
-    config.agent.reanalyse_fraction = 0.0
     return config

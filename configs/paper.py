@@ -34,7 +34,6 @@ def get_config() -> ml_collections.ConfigDict:
     agent.games = 128  # not in Table 6
     agent.unroll_steps = 5  # not in Table 6 (MuZero's)
     agent.td_steps = 10  # not in Table 6 (MuZero's Atari value)
-    agent.updates_per_chunk = 100
     agent.network = ml_collections.ConfigDict(dict(  # not in Table 6: NetworkConfig.paper()
         grid_channels=(64, 128, 128, 256), grid_blocks=2, profile_channels=(32, 64, 128),
         profile_strides=(4, 4, 2), profile_bins=16, feature_width=256, torso=(1024, 1024),

@@ -115,7 +115,9 @@ def _solve(args) -> int:
     from jaxmmap.solvers import solve
     problem = open_problem(args.problem)
     rules = Rules(columns=columns_for(problem, args.columns), nocopy_offset=args.nocopy_offset)
-    result = solve(problem, args.solver, budget_s=args.budget, seed=args.seed, rules=rules)
+    options = parse_options(args.option).get("", {})
+    result = solve(problem, args.solver, budget_s=args.budget, seed=args.seed, rules=rules,
+                   **options)
     if args.output:
         save_solution(result.solution, args.output)
     print(json.dumps({"problem": problem.name, "solver": args.solver, "return": result.solution.ret,
@@ -133,11 +135,30 @@ def _compare(args) -> int:
         problems, args.solvers, budget_s=args.budget, seeds=args.seeds,
         rules=lambda p: Rules(columns=columns_for(p, args.columns),
                               nocopy_offset=args.nocopy_offset),
-        bound=not args.no_bound, log=lambda line: print(line, file=sys.stderr, flush=True))
+        bound=not args.no_bound, options=parse_options(args.option, per_solver=True),
+        log=lambda line: print(line, file=sys.stderr, flush=True))
     paths = result.save(args.output)
     print(result.markdown())
     print(json.dumps({k: v for k, v in paths.items() if not k.startswith("solution:")}, indent=2))
     return 0 if all(r.status in ("ok", "skipped") for r in result.runs) else 1
+
+
+def parse_options(items: list[str], *, per_solver: bool = False) -> dict[str, dict]:
+    """`KEY=VALUE` (or `SOLVER.KEY=VALUE` with `per_solver`) strings as {solver: {key: value}}
+    (solver "" without `per_solver`); values are JSON (`games=64`, `network={"embedding": 32}`),
+    or plain strings when they are not."""
+    out: dict[str, dict] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--option {item!r}: expected KEY=VALUE")
+        solver, key = key.split(".", 1) if per_solver else ("", key)
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            pass
+        out.setdefault(solver, {})[key] = value
+    return out
 
 
 def _validate(args) -> int:
@@ -235,6 +256,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--solver", default="greedy", help=f"one of: {', '.join(_solver_names())}")
     p.add_argument("--budget", type=float, default=10.0, help="seconds")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--option", action="append", default=[],
+                   help="solver option KEY=VALUE (JSON value), repeatable; e.g. games=64")
     p.add_argument("-o", "--output")
     rules_args(p)
     p.set_defaults(run=_solve)
@@ -248,6 +271,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=float, default=10.0, help="seconds per run")
     p.add_argument("--seeds", type=int, default=1, help="runs per solver and instance")
     p.add_argument("--no-bound", action="store_true", help="skip the relaxation bound")
+    p.add_argument("--option", action="append", default=[],
+                   help="SOLVER.KEY=VALUE (JSON value), repeatable; e.g. muzero.games=64")
     p.add_argument("-o", "--output", default="compare", help="directory to write")
     rules_args(p)
     p.set_defaults(run=_compare)

@@ -67,6 +67,6 @@ def agent_config(**changes):
     base = dict(games=8, num_simulations=8, replay_size=8 * 32, batch_size=16, learning_rate=3e-3,
                 unroll_steps=3, td_steps=5, min_replay_moves=8, updates_per_chunk=10,
                 target_update_interval=10, network=network)
-    if changes.get("mode", "muzero") != "muzero":
-        base["reanalyse_fraction"] = 0.0
+    if changes.get("mode", "muzero") == "muzero":
+        base["reanalyse_fraction"] = 0.5
     return AgentConfig(**{**base, **changes})

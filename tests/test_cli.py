@@ -80,3 +80,13 @@ def test_solve_writes_a_validated_solution(tmp_path, capsys):
     result = json.loads(printed)
     assert result["info"]["proven_optimal"] and result["trace"][-1][1] == result["return"]
     assert main(["validate", str(problem), str(out)]) == 0
+
+
+def test_solver_options_parse_as_json_per_solver():
+    from jaxmmap.cli import parse_options
+
+    assert parse_options(["games=64", "mode=alphazero", 'network={"embedding": 32}']) == {
+        "": {"games": 64, "mode": "alphazero", "network": {"embedding": 32}}}
+    assert parse_options(["muzero.games=8", "es.population=16", "muzero.gumbel=true"],
+                         per_solver=True) == {"muzero": {"games": 8, "gumbel": True},
+                                              "es": {"population": 16}}

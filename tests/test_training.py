@@ -119,10 +119,7 @@ def test_every_mode_plays_and_learns(mode):
 
 
 def _quickstart_agent() -> AgentConfig:
-    spec = importlib.util.spec_from_file_location("quickstart", os.path.join(ROOT, "configs", "quickstart.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return config_from_dict(**module.get_config().agent.to_dict())
+    return config_from_dict(**_config_file("quickstart").agent.to_dict())
 
 
 @pytest.mark.parametrize("seed", [0, 1, 4])
@@ -200,6 +197,25 @@ def test_four_devices_give_the_results_of_one():
     assert one["actions"] == four["actions"]  # the same games were played
     np.testing.assert_allclose(four["loss"], one["loss"], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(four["params"], one["params"], rtol=1e-3, atol=1e-5)
+
+
+def _config_file(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "configs", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, ROOT)  # the config files import `configs.quickstart`
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(ROOT)
+    return module.get_config()
+
+
+def test_config_files_match_the_agent_configs():
+    agent = lambda name: config_from_dict(**_config_file(name).agent.to_dict())  # noqa: E731
+    assert agent("quickstart") == AgentConfig()
+    assert agent("paper") == AgentConfig.paper()
+    for mode in ("alphazero", "mcts", "no_search"):
+        assert agent(mode) == AgentConfig(mode=mode)
 
 
 def test_configs_and_the_paper_table():

@@ -174,6 +174,14 @@ class NetworkConfig:
     normalize: Literal["minmax", "layernorm"] = "minmax"
 
     @classmethod
+    def small(cls) -> NetworkConfig:
+        """The agent's default (`AgentConfig().network`): about 96k parameters, sized so that the
+        quick start learns within minutes on a 2-core CPU."""
+        return cls(grid_channels=(8, 16), grid_blocks=1, profile_channels=(8,), profile_strides=(4,),
+                   profile_bins=8, feature_width=32, torso=(128,), embedding=64, head=(64,),
+                   dynamics=(128,), support_size=51)
+
+    @classmethod
     def paper(cls, support_size: int = 601) -> NetworkConfig:
         """A larger configuration in the spirit of the paper.
 

@@ -9,7 +9,9 @@ whose length is the instance's grid width):
   downsampled to 128 x 128 (the fraction of occupied cells per pixel);
 * the full-resolution occupancy of the grid's columns at the target time;
 * a window of the remaining copy supply W centred on the target time;
-* per action its legality, allocation start and end, and offset;
+* per action its legality, allocation start and end, offset, and immediate reward (not in the
+  paper's list: the one-step reward, which the greedy policy follows, is cheap to compute here
+  and spares the network from re-deriving latency-table deltas);
 * global features: the move number, the buffer index, the buffer's position in its alias group
   and how many of the group are still undecided.
 
@@ -32,7 +34,7 @@ BUFFER_FEATURES = (
     "valid", "width", "is_output", "target_from_now", "target", "same_tensor", "aliased",
     "same_alias_group", "live_start_from_now", "live_end_from_now", "live_length", "demand",
     "benefit", "in_latency_table", "group_status", "tensor_in_fast_memory")
-ACTION_FEATURES = ("legal", "start_from_target", "end_from_target", "offset")
+ACTION_FEATURES = ("legal", "start_from_target", "end_from_target", "offset", "reward")
 GLOBAL_FEATURES = ("move", "buffer", "position_in_group", "group_left")
 IMAGE = 128
 WINDOW_STEPS = 256
@@ -55,8 +57,9 @@ class Observation:
       supply: float32[SUPPLY_WINDOW]: the remaining supply W around the target time, over the
         largest supply of a step (0 outside the program).
       actions: float32[3, len(ACTION_FEATURES)]: per action (Copy, NoCopy, Drop) its legality,
-        allocation start and end relative to the target (over the number of steps; 0 if none)
-        and offset over the usable columns (-1 if none).
+        allocation start and end relative to the target (over the number of steps; 0 if none),
+        offset over the usable columns (-1 if none) and immediate reward over the largest
+        benefit (0 if illegal).
       globals: float32[len(GLOBAL_FEATURES)]: moves / N, buffer index / N, the buffer's position
         in its alias group / group size, undecided members of the group / group size.
       legal: bool[3] the legal actions.
@@ -151,6 +154,7 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
         jnp.where(has, (cand.alloc_start - t_cur) / steps, 0.0),
         jnp.where(has, (cand.alloc_end - t_cur) / steps, 0.0),
         jnp.where(cand.offset >= 0, cand.offset / columns, -1.0),
+        jnp.where(legal, game.action_rewards(state) / benefit_scale, 0.0),
     ], axis=-1).astype(jnp.float32)
 
     g = inst.group[cur]
