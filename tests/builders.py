@@ -70,3 +70,12 @@ def agent_config(**changes):
     if changes.get("mode", "muzero") == "muzero":
         base["reanalyse_fraction"] = 0.5
     return AgentConfig(**{**base, **changes})
+
+
+def agent_options(max_iterations: int, **changes) -> dict:
+    """`agent_config()` as options of the `muzero` solvers (with the tests' padding)."""
+    import dataclasses
+
+    config = agent_config(**changes)
+    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name != "mode"}
+    return dict(fields, padding=PAD, max_iterations=max_iterations)

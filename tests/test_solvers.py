@@ -3,7 +3,7 @@
 import dataclasses
 
 import pytest
-from builders import EGRL_OPTIONS, ES_OPTIONS
+from builders import EGRL_OPTIONS, ES_OPTIONS, agent_options
 
 from jaxmmap import Rules, bundled, generate, validate
 from jaxmmap.solvers import SOLVERS, InvalidSolution, solve
@@ -37,7 +37,8 @@ def test_branch_and_bound_equals_brute_force(seed):
 GAME_SOLVERS = {"random", "greedy", "es", "egrl", "mcts", "exhaustive"}
 OPTIONS = {"random": dict(batch=32), "es": dict(ES_OPTIONS, max_generations=3),
            "egrl": dict(EGRL_OPTIONS, max_generations=3),
-           "mcts": dict(games=4, num_simulations=8, max_batches=1)}
+           "mcts": dict(games=4, num_simulations=8, max_batches=1),
+           "muzero": agent_options(max_iterations=40), "muzero-prod": agent_options(max_iterations=40)}
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 4])  # instances where something can be placed
@@ -73,8 +74,11 @@ def test_every_solver_on_the_bundled_instance():
             with pytest.raises(ValueError, match="tiny"):
                 solve(problem, name, rules=rules)
             continue
+        options = {k: v for k, v in OPTIONS.get(name, {}).items() if k != "batch"}
+        if name.startswith("muzero"):  # long enough for a game of 127 moves
+            options["max_iterations"] = 150
         result = solve(problem, name, budget_s=0 if name == "random" else 20, rules=rules,
-                       **{k: v for k, v in OPTIONS.get(name, {}).items() if k != "batch"})
+                       **options)
         returns[name] = result.solution.ret
         assert 0 < returns[name] <= bound + 1e-6, name
     assert returns["heuristic"] > returns["random"]  # 256 random games
