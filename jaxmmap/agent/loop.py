@@ -53,7 +53,7 @@ class Outcome:
     trace: list[tuple[float, float]]
 
 
-def summarize(metrics: dict, config: AgentConfig) -> dict:
+def summarize(metrics: dict) -> dict:
     """One chunk's per-iteration metrics as one row of floats."""
     m = jax.device_get(metrics)
     learned = np.asarray(m["learned"], bool)
@@ -159,7 +159,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         while ((max_iterations is None or iteration < max_iterations) and not clock.out_of_time()
                and (stop_at is None or best_return < stop_at)):
             state, metrics = train.run_chunk(state, instance, config=config, support=support)
-            row = summarize(metrics, config)
+            row = summarize(metrics)
             iteration += per_chunk
             chunks += 1
             episodes += row["finished"]

@@ -99,15 +99,18 @@ def window(replay: Replay, row: jax.Array, game: jax.Array, length: int,
            observations: bool = True) -> Transition:
     """The `length` rows from logical `row` on, of `game` (no batch axis; vmap it); without
     `observations` the (large) observations are left out (None)."""
-    logical = row + jnp.arange(length)
-    physical = (replay.head - replay.count + logical) % replay.data.action.shape[0]
+    physical = _physical(replay, row + jnp.arange(length))
     data = replay.data if observations else replay.data.replace(observation=None)
     return jax.tree.map(lambda x: x[physical, game], data)
 
 
+def _physical(replay: Replay, logical: jax.Array) -> jax.Array:
+    """The ring rows of logical rows (0 = the oldest written)."""
+    return (replay.head - replay.count + logical) % replay.data.action.shape[0]
+
+
 def _at(replay: Replay, logical: jax.Array) -> Transition:
-    physical = (replay.head - replay.count + logical) % replay.data.action.shape[0]
-    return jax.tree.map(lambda x: x[physical], replay.data.replace(observation=None))
+    return jax.tree.map(lambda x: x[_physical(replay, logical)], replay.data.replace(observation=None))
 
 
 def n_step_values(rows: Transition, bootstrap: jax.Array, *, unroll: int, td_steps: int,
