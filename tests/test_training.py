@@ -7,6 +7,7 @@ once per mode in the session.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -21,8 +22,8 @@ import numpy as np
 import pytest
 from builders import PAD, agent_config
 
-from jaxmmap import Rules, generate, load_solution, make_instance, validate
-from jaxmmap.agent import learner, train
+from jaxmmap import Rules, game, generate, load_solution, make_instance, validate
+from jaxmmap.agent import learner, selfplay, train
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.loop import agent_config as config_from_dict
 from jaxmmap.agent.loop import fit
@@ -102,6 +103,49 @@ def test_a_batch_has_the_unrolled_shapes_and_sane_targets(muzero_run):
     legal = np.asarray(batch.observation.legal)
     assert np.all(np.asarray(batch.policy)[:, 0][~legal] == 0)
     assert np.all(np.abs(np.asarray(batch.value)) <= support.max_scalar)
+
+
+def test_a_demonstration_replays_its_game_with_exact_returns(muzero_run):
+    config, state, _, instance, _ = muzero_run
+    best = state.actors.best
+    rows = train.demonstration_rows(instance, config)
+    demo = jax.jit(functools.partial(selfplay.demonstration, rows=rows, discount=0.9))(
+        game.init(instance, backup=True), best.board.action)
+    chex.assert_shape(demo.data.action, (rows, 1))
+    data = jax.tree.map(lambda x: np.asarray(x[:, 0]), demo.data.replace(observation=None))
+    n = tiny(1).num_buffers
+    assert data.valid[:n].all() and not data.valid[n:].any() and int(demo.count) == rows
+    np.testing.assert_array_equal(data.action[:n], np.asarray(best.board.action)[:n])
+    assert data.done[n - 1] and not data.done[: n - 1].any()
+    np.testing.assert_allclose(data.reward.sum(), float(state.actors.best_return), rtol=1e-5)
+    np.testing.assert_array_equal(data.policy[:n], np.eye(3)[data.action[:n]])
+    to_go = [sum(0.9 ** i * r for i, r in enumerate(data.reward[k:n])) for k in range(n)]
+    np.testing.assert_allclose(data.value[:n], to_go, rtol=1e-5, atol=1e-6)
+
+
+def test_a_demonstration_seeds_the_best_game_and_its_part_of_every_batch():
+    from jaxmmap.solvers.heuristic import heuristic
+
+    problem = tiny(2)
+    given = heuristic(problem, 10.0, 0, rules=RULES, mode="game").solution
+    config = agent_config(demonstration_fraction=0.25)
+    instance = padded(problem)
+    support = train.support_of(instance, config)
+    state = train.init(instance, config, demonstration=given.action)
+    np.testing.assert_allclose(float(state.actors.best_return), given.ret, rtol=1e-5)
+    for _ in range(2):
+        state, metrics = train.run_chunk(state, instance, config=config, support=support)
+    assert metrics["learned"].any() and np.isfinite(np.asarray(metrics["loss"])).all()
+    assert float(state.actors.best_return) >= given.ret - 1e-5
+    networks = make_networks(config.network)
+    batch = learner.make_batch(state.learner, state.replay, jax.random.key(0), config=config,
+                               networks=networks, support=support,
+                               demonstration=state.demonstration)
+    d = config.demonstrated
+    chex.assert_shape(batch.policy, (config.batch_size, config.unroll_steps + 1, 3))
+    alive = np.asarray(batch.alive)[-d:] > 0
+    policy, action = np.asarray(batch.policy)[-d:], np.asarray(batch.action)[-d:]
+    np.testing.assert_array_equal(policy[alive], np.eye(3)[action[alive]])  # the moves played
 
 
 @pytest.mark.parametrize("mode", ["alphazero", "mcts", "no_search"])

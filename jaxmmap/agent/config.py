@@ -50,6 +50,12 @@ class AgentConfig:
       reanalyse_fraction: this part of every batch gets fresh search targets from the current
         parameters (muzero mode only: the replay holds observations, which the learned model can
         search from but the true game cannot).
+      demonstration_fraction: this part of every batch comes from the demonstration, a whole
+        won game replayed: the best game found so far (self-imitation), or the game given to
+        `train.init(demonstration=...)` (the heuristic's, for MMap-MuZero-prod) until the agent
+        beats it. Its policy targets are the moves it played and its value targets its exact
+        returns-to-go (the paper's Reanalyse section: learning from demonstrations). With a
+        fraction, the learner waits for the first won game.
       target_update_interval: learner steps between copies of the parameters into the target
         network.
       value_loss_weight, entropy_weight (no_search's policy-gradient bonus).
@@ -80,6 +86,7 @@ class AgentConfig:
     unroll_steps: int = 5
     td_steps: int = 60
     reanalyse_fraction: float = 0.0
+    demonstration_fraction: float = 0.0
     target_update_interval: int = 100
     value_loss_weight: float = 0.25
     entropy_weight: float = 0.01
@@ -99,6 +106,10 @@ class AgentConfig:
                              f" td_steps = {self.horizon}")
         if not 0 <= self.reanalyse_fraction <= 1:
             raise ValueError("reanalyse_fraction must be in [0, 1]")
+        if not 0 <= self.demonstration_fraction < 1:
+            raise ValueError("demonstration_fraction must be in [0, 1)")
+        if self.reanalysed + self.demonstrated > self.batch_size:
+            raise ValueError("reanalyse_fraction + demonstration_fraction must not exceed 1")
 
     @property
     def rows(self) -> int:
@@ -119,6 +130,11 @@ class AgentConfig:
     def reanalysed(self) -> int:
         """Samples of each batch with reanalysed targets."""
         return int(round(self.batch_size * self.reanalyse_fraction))
+
+    @property
+    def demonstrated(self) -> int:
+        """Samples of each batch from the demonstration (the last ones)."""
+        return int(round(self.batch_size * self.demonstration_fraction))
 
     @property
     def learns(self) -> bool:

@@ -8,6 +8,8 @@ Targets of a sample at replay position t (K = unroll steps, n = TD steps), for k
   acting time (with the target network's value for reanalysed samples), cut at the episode's end
   (`replay.n_step_values`);
 * reward (k >= 1): the reward of the move at t + k - 1.
+Samples from the demonstration (`demonstration_fraction`) read the same targets from its replay,
+where the policy is the move played and the stored value the exact return-to-go.
 Past the episode's end the policy loss is off, and value and reward targets are 0 (MuZero's
 absorbing state); the dynamics are then fed random actions.
 
@@ -76,12 +78,30 @@ def init(params, config: AgentConfig) -> Learner:
 
 
 def make_batch(learner: Learner, replay: replay_lib.Replay, key: jax.Array, *,
-               config: AgentConfig, networks: Networks, support: Support) -> Batch:
-    """Samples `batch_size` positions and builds their targets; the first `reanalysed` of them
-    get fresh search policies and target-network bootstraps (Reanalyse)."""
+               config: AgentConfig, networks: Networks, support: Support,
+               demonstration: replay_lib.Replay | None = None) -> Batch:
+    """Samples `batch_size` positions and builds their targets: the first `reanalysed` of them
+    get fresh search policies and target-network bootstraps (Reanalyse); the last
+    `demonstrated` come from `demonstration` (its moves and exact returns are the targets)."""
+    d = config.demonstrated
+    if not d:
+        return _targets(learner, replay, key, config.batch_size, config.reanalysed, config=config,
+                        networks=networks, support=support)
+    k_replay, k_demo = jax.random.split(key)
+    batch = _targets(learner, replay, k_replay, config.batch_size - d, config.reanalysed,
+                     config=config, networks=networks, support=support)
+    demo = _targets(learner, demonstration, k_demo, d, 0, config=config, networks=networks,
+                    support=support)
+    return jax.tree.map(lambda a, b: jnp.concatenate([a, b]), batch, demo)
+
+
+def _targets(learner: Learner, replay: replay_lib.Replay, key: jax.Array, count: int,
+             reanalysed: int, *, config: AgentConfig, networks: Networks, support: Support
+             ) -> Batch:
+    """`count` samples of `replay`, the first `reanalysed` of them reanalysed."""
     k_sample, k_search, k_random = jax.random.split(key, 3)
     unroll, n = config.unroll, config.td_steps
-    row, game_ = replay_lib.sample(replay, k_sample, config.batch_size, config.horizon)
+    row, game_ = replay_lib.sample(replay, k_sample, count, config.horizon)
     rows = jax.vmap(replay_lib.window, (None, 0, 0, None, None))(
         replay, row, game_, config.horizon + 1, False)  # [B, K + n + 1], no observations
     observation = replay_lib.decompress(
@@ -90,7 +110,7 @@ def make_batch(learner: Learner, replay: replay_lib.Replay, key: jax.Array, *,
     policy = rows.policy[:, : unroll + 1]
     bootstrap = rows.value
 
-    r = config.reanalysed
+    r = reanalysed
     if r:
         def observations_at(offset):  # [r, K + 1] observations, from `offset` moves on
             obs = jax.vmap(replay_lib.window, (None, 0, 0, None))(
@@ -108,7 +128,7 @@ def make_batch(learner: Learner, replay: replay_lib.Replay, key: jax.Array, *,
 
     values, alive = jax.vmap(lambda rw, b: replay_lib.n_step_values(
         rw, b, unroll=unroll, td_steps=n, discount=config.discount))(rows, bootstrap)
-    random_action = jax.random.randint(k_random, (config.batch_size, unroll + 1), 0, 3)
+    random_action = jax.random.randint(k_random, (count, unroll + 1), 0, 3)
     action = jnp.where(alive, rows.action[:, : unroll + 1], random_action)
     reward = jnp.where(alive[:, :unroll], rows.reward[:, :unroll], 0.0)
     return Batch(observation=observation, action=action.astype(jnp.int32),
@@ -152,10 +172,12 @@ def loss(params, batch: Batch, *, config: AgentConfig, networks: Networks, suppo
 
 
 def update(learner: Learner, replay: replay_lib.Replay, key: jax.Array, *, config: AgentConfig,
-           networks: Networks, support: Support) -> tuple[Learner, dict[str, jax.Array]]:
+           networks: Networks, support: Support, demonstration: replay_lib.Replay | None = None
+           ) -> tuple[Learner, dict[str, jax.Array]]:
     """One optimizer step on a fresh batch; the target network follows every
     `target_update_interval` steps."""
-    batch = make_batch(learner, replay, key, config=config, networks=networks, support=support)
+    batch = make_batch(learner, replay, key, config=config, networks=networks, support=support,
+                       demonstration=demonstration)
     grad_fn = jax.value_and_grad(loss, has_aux=True)
     (_, metrics), grads = grad_fn(learner.params, batch, config=config, networks=networks,
                                   support=support)

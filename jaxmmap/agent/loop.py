@@ -125,18 +125,20 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         seed: int = 0, budget_s: float | None = None, max_iterations: int | None = None,
         workdir: str | None = None, checkpoint_every: int = 10, devices=None,
         padding: tuple[int, int, int] | None = None, stop_at: float | None = None,
-        progress: bool = False, solver: str = "muzero") -> Outcome:
+        progress: bool = False, solver: str = "muzero", demonstration: np.ndarray | None = None
+        ) -> Outcome:
     """Trains (or, in mode mcts, only plays) on `problem` until `max_iterations` iterations or
     `budget_s` seconds; see the module docstring. `devices` (default all local ones) share the
     games; `padding` (buffers, steps, tables) pads the instance (default: `instance.bucket`);
-    `stop_at` ends training once a game reaches that return."""
+    `stop_at` ends training once a game reaches that return; `demonstration` (an action per
+    buffer) seeds the best game and the demonstration (`train.init`)."""
     from jaxmmap.validator import validate
 
     clock = Anytime(math.inf if budget_s is None else budget_s)
     instance = make_instance(problem, rules, **_padding(padding))
     support = train.support_of(instance, config)
     mesh = train.mesh(devices)
-    state = train.shard(train.init(instance, config, seed=seed), mesh)
+    state = train.shard(train.init(instance, config, seed=seed, demonstration=demonstration), mesh)
     manager = None
     if workdir is not None:
         os.makedirs(workdir, exist_ok=True)
@@ -213,13 +215,15 @@ def _save(manager, iteration: int, state: train.TrainState):
 
 def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
            mode: str = "muzero", max_iterations: int | None = None,
-           padding: tuple[int, int, int] | None = None, **options) -> Result:
+           padding: tuple[int, int, int] | None = None, demonstration: np.ndarray | None = None,
+           **options) -> Result:
     """A solver: trains the agent (`AgentConfig(mode=mode, **options)`) for the budget and returns
     its best game. Options are `AgentConfig` fields; `network` may be a dict of NetworkConfig
     fields."""
     config = agent_config(mode=mode, **options)
     outcome = fit(problem, config, rules=rules, seed=seed, budget_s=budget_s,
-                  max_iterations=max_iterations, padding=padding, solver=mode)
+                  max_iterations=max_iterations, padding=padding, solver=mode,
+                  demonstration=demonstration)
     if outcome.solution is None:
         raise RuntimeError(f"{mode} finished no game within {budget_s} s")
     info = {"iterations": outcome.history[-1]["iteration"], "episodes": outcome.history[-1]["episodes"],
@@ -231,11 +235,14 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
 def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), **options
          ) -> Result:
     """MMap-MuZero-prod: the heuristic, then the agent for the rest of the budget; the better of
-    the two (the heuristic's seconds count against the budget)."""
-    from jaxmmap.solvers.heuristic import heuristic
+    the two (the heuristic's seconds count against the budget). With a `demonstration_fraction`,
+    the agent also learns from the heuristic's decisions as the game plays them."""
+    from jaxmmap.solvers.heuristic import heuristic, replay
 
     start = time.perf_counter()
     base = heuristic(problem, budget_s, seed, rules=rules)
+    if options.get("demonstration_fraction"):
+        options["demonstration"] = replay(problem, base.solution.action, rules).action
     left = budget_s - (time.perf_counter() - start)
     trace = [(base.seconds, base.solution.ret)]
     solution, agent_ret = base.solution, None

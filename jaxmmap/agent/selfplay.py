@@ -124,6 +124,54 @@ def act(params, key: jax.Array, actors: Actors, instance: Instance, *, config: A
     return actors, row, played
 
 
+def follow(actions: jax.Array):
+    """A game policy (`play.Policy`) that plays `actions[buffer]` when legal, else the first
+    legal move."""
+    def policy(key, state: game.State) -> jax.Array:
+        del key
+        legal = game.legal_action_mask(state)
+        wanted = actions[jnp.minimum(state.board.cursor, actions.shape[0] - 1)]
+        return jnp.where(legal[wanted], wanted, jnp.argmax(legal)).astype(jnp.int32)
+
+    return policy
+
+
+def demonstration(start: game.State, actions: jax.Array, *, rows: int, discount: float
+                  ) -> replay_lib.Replay:
+    """A one-game replay of `rows` rows holding the game that plays `actions` (int32[N], a move
+    per buffer: a won game's `board.action`) from `start` (a new game with its instance).
+
+    Each buffer gets its move when legal, else the first legal one, so any action vector plays to
+    an end. Row k is the k-th move: the policy target is the move played (one-hot) and the value
+    the exact discounted return from there on, so n-step targets read from it are Monte-Carlo
+    returns. Rows after the last move are padding (`valid` False). `rows` must exceed the
+    game's moves (N for a won game's actions, plus `horizon` + 1 so the last moves can be
+    sampled with their unroll).
+    """
+    policy = follow(actions)
+
+    def move(state, _):
+        observation = observe(state)
+        action = policy(None, state)
+        stepped = game.step(state, action)
+        live = ~state.done
+        row = replay_lib.Transition(
+            observation=replay_lib.compress(observation), action=action,
+            reward=jnp.where(live, stepped.reward, 0.0), policy=jax.nn.one_hot(action, 3) * live,
+            value=jnp.float32(0), done=stepped.done & live, valid=live)
+        return jax.tree.map(lambda new, old: jnp.where(live, new, old), stepped, state), row
+
+    _, data = jax.lax.scan(move, start, None, length=rows)
+
+    def to_go(later, row):  # discounted returns-to-go, from the last row back
+        value = row.reward + discount * jnp.where(row.done, 0.0, later)
+        return value, jnp.where(row.valid, value, 0.0)
+
+    _, value = jax.lax.scan(to_go, jnp.float32(0), data, reverse=True)
+    data = jax.tree.map(lambda x: x[:, None], data.replace(value=value))  # one game: [rows, 1]
+    return replay_lib.Replay(data=data, head=jnp.int32(0), count=jnp.int32(rows))
+
+
 def _where(pick: jax.Array, a, b):
     """Per game (leading axis), `a` where `pick` else `b`."""
     return jax.tree.map(

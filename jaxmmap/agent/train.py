@@ -33,6 +33,7 @@ from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import Support, make_networks, value_transform
 from jaxmmap.agent.observation import observe
 from jaxmmap.instance import Instance
+from jaxmmap.play import rollout
 
 LEARNER_METRICS = ("loss", "policy_loss", "value_loss", "reward_loss", "grad_norm", "value_target")
 
@@ -45,6 +46,8 @@ class TrainState:
       learner: parameters, target parameters, optimizer state, learner steps.
       actors: the self-play games and the best game so far.
       replay: the on-device replay.
+      demonstration: a one-game replay holding the demonstration (`selfplay.demonstration`):
+        the best game so far, or the given one; empty (`count` 0) before the first.
       key: uint32[2] the raw PRNG key (raw, so that checkpoints hold plain arrays).
       moves: int32[] self-play moves played (of all games together: one per `act`).
     """
@@ -52,6 +55,7 @@ class TrainState:
     learner: learner_lib.Learner
     actors: selfplay.Actors
     replay: replay_lib.Replay
+    demonstration: replay_lib.Replay
     key: jax.Array
     moves: jax.Array
 
@@ -66,14 +70,28 @@ def support_of(instance: Instance, config: AgentConfig) -> Support:
     return Support(min=jnp.float32(-bound), max=jnp.float32(bound), size=config.network.support_size)
 
 
-def init(instance: Instance, config: AgentConfig, *, seed: int = 0) -> TrainState:
-    """New games, an empty replay and freshly initialized networks."""
-    state = _init(instance, jax.random.key(seed), config=config)
+def init(instance: Instance, config: AgentConfig, *, seed: int = 0,
+         demonstration: np.ndarray | None = None) -> TrainState:
+    """New games, an empty replay and freshly initialized networks. `demonstration` (an action
+    per buffer, e.g. the heuristic's) is played and becomes the best game so far and the
+    demonstration that the learner imitates (`demonstration_fraction`) until a better one."""
+    actions = None
+    if demonstration is not None:
+        actions = np.full(instance.width.shape[0], game.DROP, np.int32)
+        actions[: len(demonstration)] = demonstration
+        actions = jnp.asarray(actions)
+    state = _init(instance, jax.random.key(seed), actions, config=config)
     return jax.tree.map(jnp.copy, state)  # one buffer per leaf: `run_chunk` donates them
 
 
+def demonstration_rows(instance: Instance, config: AgentConfig) -> int:
+    """Rows of the demonstration replay: a won game's moves and the last one's horizon."""
+    return instance.width.shape[0] + config.horizon + 1
+
+
 @functools.partial(jax.jit, static_argnames=("config",))
-def _init(instance: Instance, key: jax.Array, *, config: AgentConfig) -> TrainState:
+def _init(instance: Instance, key: jax.Array, demonstration: jax.Array | None, *,
+          config: AgentConfig) -> TrainState:
     key, k_params = jax.random.split(key)
     actors = selfplay.init(instance, config)
     observation = jax.vmap(observe)(jax.vmap(lambda s: s.replace(instance=instance))(actors.states))
@@ -83,9 +101,19 @@ def _init(instance: Instance, key: jax.Array, *, config: AgentConfig) -> TrainSt
         observation=replay_lib.compress(observation), action=jnp.zeros(g, jnp.int32),
         reward=jnp.zeros(g), policy=jnp.zeros((g, 3)), value=jnp.zeros(g),
         done=jnp.zeros(g, bool), valid=jnp.zeros(g, bool))
+    rows = demonstration_rows(instance, config)
+    demo = replay_lib.init(jax.tree.map(lambda x: x[:1], example), rows)
+    if demonstration is not None:
+        demo = selfplay.demonstration(game.init(instance, backup=True), demonstration, rows=rows,
+                                      discount=config.discount)
+        played = rollout(instance, key, selfplay.follow(demonstration), backup=True)
+        won = played.done & ~played.lost
+        actors = actors.replace(best=played.replace(instance=None),
+                                best_return=jnp.where(won, played.board.ret, -jnp.inf))
     return TrainState(learner=learner_lib.init(params, config), actors=actors,
-                      replay=replay_lib.init(example, config.rows),
+                      replay=replay_lib.init(example, config.rows), demonstration=demo,
                       key=jax.random.key_data(key), moves=jnp.int32(0))
+
 
 
 def temperature(config: AgentConfig, learner_steps: jax.Array) -> jax.Array:
@@ -112,11 +140,23 @@ def iteration(state: TrainState, instance: Instance, *, config: AgentConfig, sup
     (actors, replay, played), _ = jax.lax.scan(
         move, (state.actors, state.replay, zero), jax.random.split(k_moves, config.moves_per_update))
 
+    demo = state.demonstration
+    if config.demonstrated:
+        def rebuild(_):
+            start = game.init(instance, backup=True)
+            return selfplay.demonstration(start, actors.best.board.action,
+                                          rows=demo.data.action.shape[0], discount=config.discount)
+
+        improved = actors.best_return > state.actors.best_return
+        demo = jax.lax.cond(improved, rebuild, lambda d: d, demo)
+
     ready = replay.count > max(config.horizon, config.min_replay_moves)
+    if config.demonstrated:
+        ready &= demo.count > 0
     if config.learns:
         def learn(learner):
             return learner_lib.update(learner, replay, k_learn, config=config, networks=networks,
-                                      support=support)
+                                      support=support, demonstration=demo)
 
         def wait(learner):
             return learner, {name: jnp.float32(0) for name in LEARNER_METRICS}
@@ -127,7 +167,7 @@ def iteration(state: TrainState, instance: Instance, *, config: AgentConfig, sup
     metrics = {**learned, "learned": ready & config.learns, "finished": played.finished,
                "lost": played.lost, "return_sum": played.return_sum,
                "best_return": actors.best_return, "temperature": temp}
-    new = TrainState(learner=learner, actors=actors, replay=replay, key=jax.random.key_data(key),
+    new = TrainState(learner=learner, actors=actors, replay=replay, demonstration=demo, key=jax.random.key_data(key),
                      moves=state.moves + config.moves_per_update)
     return new, metrics
 
@@ -160,6 +200,7 @@ def shardings(state: TrainState, mesh: Mesh) -> TrainState:
                                best=every(state.actors.best, replicated), best_return=replicated),
         replay=replay_lib.Replay(data=every(state.replay.data, by_row_game), head=replicated,
                                  count=replicated),
+        demonstration=every(state.demonstration, replicated),
         key=replicated, moves=replicated)
 
 
