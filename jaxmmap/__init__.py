@@ -5,6 +5,7 @@ The game:           Rules, make_instance, init, step, legal_action_mask, State, 
 Playing:            play, rollout, to_solution, random_policy, greedy_policy
 Instances:          generate (random programs), bundled (instances shipped with the package),
                     from_jax / from_hlo_text (real programs), benchmarks (the bundled suite)
+Results:            latency (the simulated run of a solution: Timeline), plots, report
 The specification:  ReferenceGame (plain NumPy), docs/game.md
 """
 
@@ -30,15 +31,16 @@ from jaxmmap.problem import (
 )
 from jaxmmap.reference import ReferenceGame
 from jaxmmap.rules import Rules
+from jaxmmap.simulator import Timeline, latency
 from jaxmmap.validator import Report, Violation, validate
 
 __version__ = "0.1.0"
 
 __all__ = [
     "COPY", "NOCOPY", "DROP", "Environment", "Instance", "LatencyTable", "Observation", "Problem",
-    "ProblemError", "ReferenceGame", "Report", "Rules", "Solution", "State", "TimeStep",
+    "ProblemError", "ReferenceGame", "Report", "Rules", "Solution", "State", "Timeline", "TimeStep",
     "Violation", "action_rewards", "bucket", "bundled", "generate", "greedy_policy", "init",
-    "legal_action_mask", "load_problem", "load_solution", "make_instance", "play",
+    "latency", "legal_action_mask", "load_problem", "load_solution", "make_instance", "play",
     "random_policy", "rollout", "save_problem", "save_solution", "step", "to_solution",
     "validate", "from_jax", "from_hlo_text", "benchmarks", "importer", "solvers",
 ]

@@ -32,7 +32,8 @@ The model (see `generate` for every option):
 * **Time (microseconds).** Bandwidths are bytes per microsecond. An instruction touching `B`
   bytes needs `mem = B / slow_bandwidth` for its memory traffic and has a compute time
   `compute = step_overhead + mem * uniform(0.25, 1.25)`; its duration, which is the copy
-  *supply* of its step, is the roofline `max(compute, mem)`. With probability
+  *supply* of its step, is the roofline `max(compute, mem)` (also in `metadata["step_latency"]`,
+  the step's all-slow duration for `jaxmmap.latency`). With probability
   `zero_supply_prob` a step has supply 0. A buffer's copy *demand* is
   `size / copy_bandwidth` (about one to three instructions' worth of supply), 0 with probability
   `zero_demand_prob`. Its *benefit* is the time saved by accessing it from fast memory,
@@ -303,7 +304,8 @@ def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
     sizef = size.astype(np.float64)
     mem_time = np.bincount(target_time, weights=sizef / slow_bandwidth, minlength=T)
     compute = step_overhead + mem_time * compute_factor
-    supply = np.maximum(compute, mem_time)
+    duration = np.maximum(compute, mem_time)
+    supply = duration.copy()
     supply[u_zero_supply < zero_supply_prob] = 0.0
     demand = sizef / copy_bandwidth
     demand[u_zero_demand[:N] < zero_demand_prob] = 0.0
@@ -327,7 +329,8 @@ def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
     }
     metadata = {"generator": "jaxmmap.generator", "seed": int(seed), **options,
                 "time_unit": "microseconds", "size_unit": "bytes",
-                "bandwidth_unit": "bytes per microsecond", "peak_live_bytes": int(peak)}
+                "bandwidth_unit": "bytes per microsecond", "peak_live_bytes": int(peak),
+                "step_latency": duration.tolist()}
     return Problem(
         name=f"random-{seed}-{T}" if name is None else name,
         memory_size=int(memory_size), supply=supply, size=size, is_output=is_output,

@@ -7,7 +7,8 @@ import numpy as np
 from jaxmmap.problem import DROP, LatencyTable, Problem, Solution
 
 
-def make_problem(buffers, *, memory=200, supply=None, steps=10, tables=(), name="p"):
+def make_problem(buffers, *, memory=200, supply=None, steps=10, tables=(), name="p",
+                 metadata=None):
     """`buffers`: dicts with keys size, t, out, tensor, alias, live, demand, benefit (defaults:
     size 10, input, own tensor, no alias group, live range = the whole program, demand 0,
     benefit 1)."""
@@ -27,7 +28,8 @@ def make_problem(buffers, *, memory=200, supply=None, steps=10, tables=(), name=
     arrays = {k: np.asarray(v, dtype=dtypes[k]) for k, v in cols.items()}
     tables = tuple(LatencyTable(step=s, buffers=np.asarray(b, np.int64),
                                 latency=np.asarray(lat, np.float64)) for s, b, lat in tables)
-    return Problem(name=name, memory_size=memory, supply=supply, latency_tables=tables, **arrays)
+    return Problem(name=name, memory_size=memory, supply=supply, latency_tables=tables,
+                   metadata=dict(metadata or {}), **arrays)
 
 
 def make_solution(problem, rows, ret=None, *, rules=None, name=None):

@@ -32,10 +32,12 @@ def to_problem(program: Program, hw: Hardware, *, name: str, latency_tables: boo
     groups: dict[int, list[int]] = {}
     for t in program.tensors:
         groups.setdefault(program.group(t.id), []).append(t.id)
+    step_latency = []
     for step in program.steps:
         cost = step_cost(step, program, hw, shapes)
         supply.append(cost.latency(frozenset(cost.traffic)) / step.trip)  # one run of a loop body
         base = cost.latency()
+        step_latency.append(base)
         first = len(cols["size"])
         used = [(t, False) for t in step.inputs] + [(t, True) for t in step.outputs]
         used = [(t, out) for t, out in used if program.tensors[t].bytes > 0]
@@ -67,7 +69,8 @@ def to_problem(program: Program, hw: Hardware, *, name: str, latency_tables: boo
     alias = np.where(alias >= 0, dense - (1 if np.any(alias < 0) else 0), -1)
     meta = {"source": "jaxmmap.importer", "hardware": hw.to_json(), "time_unit": "microseconds",
             "module": program.module.name, "instructions": len(program.steps),
-            "loops": len(program.loops), "alias_unions_refused": program.unmerged}
+            "loops": len(program.loops), "alias_unions_refused": program.unmerged,
+            "step_latency": step_latency}
     problem = Problem(
         name=name, memory_size=int(hw.fast_memory), supply=np.asarray(supply, np.float64),
         size=np.asarray(cols["size"], np.int64), is_output=np.asarray(cols["is_output"], bool),

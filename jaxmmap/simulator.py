@@ -1,0 +1,176 @@
+"""The simulated latency of a program under a solution: what the paper measures, beyond the
+reward proxy (`docs/latency.md`).
+
+    timeline = jaxmmap.latency(problem, solution)
+    timeline.total, timeline.stall, timeline.speedup      # microseconds, and all-slow / total
+
+The model, in the problem's time unit (microseconds for imported and generated problems):
+
+* **Instructions** run one at a time, in step order. Step t takes `slow[t]`, its duration with
+  every buffer in slow memory, less what the buffers the solution puts in fast memory at t save:
+  for the buffers of a latency table, `L({}) - L(fast)` from the table; for the others, their
+  static benefits. (Without stalls the total is then `sum(slow) - return`: the game's reward is
+  exactly the time saved.) `slow[t]` is `metadata["step_latency"]` where the problem has it (the
+  importer and the generator write it), else the table's `L({})`, else `supply[t]` plus the
+  benefits of the step's buffers (the paper's convention: the supply is the step's time with its
+  buffers in fast memory).
+* **Copies** run on one copy engine, one at a time at the copy bandwidth: a copy of buffer b
+  takes `demand[b]`. A prefetch (an input's Copy, interval `[s, t-1]`) may start when step s
+  starts; an eviction (an output's Copy, interval `[t+1, e]`) when step t ends. The engine takes
+  copies in the order of their first step (then their last), each as soon as it is free.
+* **Stalls**: step t does not start before its prefetches have finished, nor before the
+  evictions whose interval ended at t-1 have (their space may be reused at t). The program ends
+  when its last step and its last copy have.
+
+The game plans copies with the supply (the steps' durations with everything fast); the simulator
+runs them against the steps' actual durations under the solution, so a solution whose
+placements make the steps under a copy faster can stall where the game saw no problem.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from jaxmmap.problem import COPY, DROP, Problem, Solution
+
+__all__ = ["Timeline", "correlation", "latency", "step_latency"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Timeline:
+    """The simulated run of one solution. T steps, N buffers; times in the problem's unit.
+
+    Attributes:
+      total: when the last step and the last copy have finished.
+      all_slow: the total with every buffer in slow memory (no copies, no stalls).
+      start, duration, stall: float64[T] each step's start, duration and the wait before it.
+      drain: the wait after the last step for the copies still running.
+      copy_start, copy_end: float64[N] when each buffer's copy ran (nan: no copy).
+    """
+
+    total: float
+    all_slow: float
+    start: np.ndarray
+    duration: np.ndarray
+    stall: np.ndarray
+    drain: float
+    copy_start: np.ndarray
+    copy_end: np.ndarray
+
+    @property
+    def speedup(self) -> float:
+        """all_slow / total: how many times faster than with everything in slow memory."""
+        return self.all_slow / self.total if self.total > 0 else math.inf
+
+    @property
+    def stalled(self) -> float:
+        """The total time spent waiting for copies (before steps and after the last one):
+        `total = sum(duration) + stalled`."""
+        return float(np.sum(self.stall)) + self.drain
+
+
+def step_latency(problem: Problem) -> np.ndarray:
+    """float64[T]: each step's duration with every buffer in slow memory (see the module doc)."""
+    known = problem.metadata.get("step_latency")
+    if known is not None:
+        slow = np.asarray(known, np.float64)
+        if slow.shape != (problem.num_steps,):
+            raise ValueError(f"metadata step_latency has {slow.shape[0]} entries, the problem "
+                             f"{problem.num_steps} steps")
+        return slow
+    slow = problem.supply + np.bincount(problem.target_time, weights=problem.benefit,
+                                        minlength=problem.num_steps)
+    for table in problem.latency_tables:
+        slow[table.step] = table.latency[0]
+    return slow
+
+
+def latency(problem: Problem, solution: Solution) -> Timeline:
+    """Simulates `problem` under `solution` (a valid one: see `jaxmmap.validate`)."""
+    n, steps = problem.num_buffers, problem.num_steps
+    if solution.num_buffers != n:
+        raise ValueError(f"the solution has {solution.num_buffers} buffers, the problem {n}")
+    slow = step_latency(problem)
+    fast = np.asarray(solution.action) != DROP
+    duration = slow - _savings(problem, fast)
+    duration = np.maximum(duration, 0.0)
+
+    # copies: (first step, last step, buffer, earliest-start rule, the step that waits for it)
+    copies = []
+    for b in np.flatnonzero((np.asarray(solution.action) == COPY) & (problem.demand > 0)):
+        first, last = int(solution.copy_start[b]), int(solution.copy_end[b])
+        if first < 0:
+            continue
+        if problem.is_output[b]:  # eviction: after its step t, before the step after `last`
+            copies.append((first, last, b, "after", last + 1))
+        else:  # prefetch: from the start of `first`, before its target step
+            copies.append((first, last, b, "at", int(problem.target_time[b])))
+    copies.sort()
+
+    start, stall = np.zeros(steps), np.zeros(steps)
+    copy_start, copy_end = np.full(n, np.nan), np.full(n, np.nan)
+    waits: dict[int, float] = {}
+    engine, queued, clock = 0.0, 0, 0.0
+    for t in range(steps):
+        # every copy whose first step is before t can be scheduled now (its start rule is known)
+        while queued < len(copies) and copies[queued][0] < t:
+            first, _, b, rule, waiter = copies[queued]
+            earliest = start[first] if rule == "at" else start[first - 1] + duration[first - 1]
+            copy_start[b] = max(engine, earliest)
+            engine = copy_end[b] = copy_start[b] + problem.demand[b]
+            waits[waiter] = max(waits.get(waiter, 0.0), engine)
+            queued += 1
+        start[t] = max(clock, waits.get(t, 0.0))
+        stall[t] = start[t] - clock
+        clock = start[t] + duration[t]
+    for first, _, b, rule, _ in copies[queued:]:  # copies starting in the last step
+        earliest = start[first] if rule == "at" else start[first - 1] + duration[first - 1]
+        copy_start[b] = max(engine, earliest)
+        engine = copy_end[b] = copy_start[b] + problem.demand[b]
+    total = max(clock, engine)
+    return Timeline(total=float(total), all_slow=float(np.sum(slow)), start=start,
+                    duration=duration, stall=stall, drain=float(total - clock),
+                    copy_start=copy_start, copy_end=copy_end)
+
+
+def _savings(problem: Problem, fast: np.ndarray) -> np.ndarray:
+    """float64[T]: the time the buffers in fast memory save at each step."""
+    in_table = np.zeros(problem.num_buffers, bool)
+    saved = np.zeros(problem.num_steps)
+    for table in problem.latency_tables:
+        members = np.asarray(table.buffers)
+        in_table[members] = True
+        mask = int(np.sum((1 << np.arange(members.size))[fast[members]]))
+        saved[table.step] += table.latency[0] - table.latency[mask]
+    static = fast & ~in_table
+    saved += np.bincount(problem.target_time[static], weights=problem.benefit[static],
+                         minlength=problem.num_steps)
+    return saved
+
+
+def correlation(problem: Problem, solutions: Sequence[Solution]) -> dict[str, float]:
+    """How well the return predicts the simulated latency over `solutions` (the paper's Table 5
+    and Figure 6): Pearson and Spearman correlations of return with speedup (higher return,
+    faster program: both positive when the reward is a good proxy), over `n` solutions."""
+    rets = np.array([s.ret for s in solutions], np.float64)
+    speed = np.array([latency(problem, s).speedup for s in solutions], np.float64)
+    out = {"n": len(solutions), "pearson": math.nan, "spearman": math.nan}
+    if len(solutions) >= 3 and np.ptp(rets) > 0 and np.ptp(speed) > 0:
+        out["pearson"] = float(np.corrcoef(rets, speed)[0, 1])
+        out["spearman"] = float(np.corrcoef(_ranks(rets), _ranks(speed))[0, 1])
+    return out
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share the mean of their ranks)."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x))
+    ranks[order] = np.arange(len(x))
+    for value in np.unique(x):
+        tie = x == value
+        ranks[tie] = ranks[tie].mean()
+    return ranks

@@ -1,0 +1,129 @@
+"""The latency simulator against hand-computed timelines, and its agreement with the game's
+return on real solutions."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from builders import make_problem, make_solution
+
+from jaxmmap import Rules, bundled, validate
+from jaxmmap.problem import COPY, DROP, NOCOPY
+from jaxmmap.simulator import correlation, latency, step_latency
+from jaxmmap.solvers import solve
+
+NONE = (-1, -1)
+SLOW = {"step_latency": [1.0, 1.0, 1.0]}
+
+
+def test_all_slow_memory_gives_the_base_latency():
+    problem = bundled("tiny")
+    drop = make_solution(problem, [(DROP, -1, NONE, NONE)] * problem.num_buffers, ret=0.0)
+    timeline = latency(problem, drop)
+    assert timeline.total == pytest.approx(sum(problem.metadata["step_latency"]))
+    assert timeline.total == pytest.approx(timeline.all_slow) and timeline.speedup == pytest.approx(1)
+    assert timeline.stalled == 0 and np.all(np.isnan(timeline.copy_start))
+
+
+def test_a_prefetch_in_time_saves_its_benefit():
+    # step 2 reads a buffer prefetched over steps 0-1 (2 us of time for a 1.5 us copy)
+    problem = make_problem([{"t": 2, "demand": 1.5, "benefit": 0.5}], supply=[1, 1, 1],
+                           metadata=SLOW)
+    solution = make_solution(problem, [(COPY, 0, (0, 2), (0, 1))])
+    assert validate(problem, solution).ok
+    timeline = latency(problem, solution)
+    np.testing.assert_allclose(timeline.duration, [1, 1, 0.5])
+    np.testing.assert_allclose(timeline.start, [0, 1, 2])
+    assert timeline.stalled == 0 and timeline.total == pytest.approx(2.5)
+    assert (timeline.copy_start[0], timeline.copy_end[0]) == (0, 1.5)
+    assert timeline.speedup == pytest.approx(3 / 2.5)
+
+
+def test_a_late_prefetch_stalls_its_instruction():
+    # the copy interval holds 2 us of supply as planned, but step 1 runs faster (its own buffer
+    # is in fast memory) so a 1.8 us copy is not done when step 2 starts
+    problem = make_problem([{"t": 1, "benefit": 0.6, "tensor": 1},
+                            {"t": 2, "demand": 1.8, "benefit": 0.5, "tensor": 2}],
+                           supply=[1, 1, 1], metadata=SLOW)
+    solution = make_solution(problem, [(COPY, 0, (1, 1), NONE), (COPY, 1, (0, 2), (0, 1))])
+    timeline = latency(problem, solution)
+    np.testing.assert_allclose(timeline.duration, [1, 0.4, 0.5])
+    np.testing.assert_allclose(timeline.stall, [0, 0, 1.8 - 1.4])
+    assert timeline.total == pytest.approx(1.8 + 0.5)
+    # without stalls the total would be the all-slow latency less the return
+    assert timeline.total == pytest.approx(timeline.all_slow - solution.ret + timeline.stalled)
+
+
+def test_the_copy_engine_runs_one_copy_at_a_time():
+    # two 1 us prefetches released together at step 0 share one engine: the second ends at 2
+    problem = make_problem([{"t": 1, "demand": 1.0, "benefit": 0.0, "tensor": 1},
+                            {"t": 2, "demand": 1.0, "benefit": 0.0, "tensor": 2}],
+                           supply=[1, 1, 1], metadata=SLOW)
+    solution = make_solution(problem, [(COPY, 0, (0, 1), (0, 0)), (COPY, 1, (0, 2), (0, 1))])
+    timeline = latency(problem, solution)
+    np.testing.assert_allclose(timeline.copy_start, [0, 1])
+    np.testing.assert_allclose(timeline.copy_end, [1, 2])
+    assert timeline.stalled == 0 and timeline.total == pytest.approx(3)
+
+
+def test_an_eviction_must_end_before_the_step_after_its_interval():
+    # an output written at step 0 is copied out over step 1 (2.5 us: it ends at 3.5, step 2 waits)
+    problem = make_problem([{"t": 0, "out": True, "demand": 2.5, "benefit": 0.0}],
+                           supply=[1, 1, 1], metadata=SLOW)
+    solution = make_solution(problem, [(COPY, 0, (0, 1), (1, 1))])
+    timeline = latency(problem, solution)
+    assert timeline.copy_start[0] == 1 and timeline.copy_end[0] == 3.5
+    np.testing.assert_allclose(timeline.stall, [0, 0, 1.5])
+    assert timeline.total == pytest.approx(4.5)
+
+
+def test_latency_tables_give_the_instruction_its_measured_time():
+    # step 0's table: nothing fast 4 us, buffer 0 fast 3, buffer 1 fast 2.5, both 1 (not additive)
+    tables = [(0, [0, 1], [4.0, 3.0, 2.5, 1.0])]
+    problem = make_problem([{"t": 0, "tensor": 1}, {"t": 0, "tensor": 2},
+                            {"t": 1, "benefit": 0.25, "tensor": 3}],
+                           supply=[0.5, 1], tables=tables)
+    np.testing.assert_allclose(step_latency(problem), [4.0, 1.25])  # table L({}); supply + benefit
+    rows = {"both": [(COPY, 0, (0, 0), NONE), (COPY, 1, (0, 0), NONE), (DROP, -1, NONE, NONE)],
+            "one": [(DROP, -1, NONE, NONE), (COPY, 1, (0, 0), NONE), (COPY, 0, (1, 1), NONE)]}
+    both = latency(problem, make_solution(problem, rows["both"], ret=3.0))
+    np.testing.assert_allclose(both.duration, [1.0, 1.25])
+    one = latency(problem, make_solution(problem, rows["one"], ret=1.75))
+    np.testing.assert_allclose(one.duration, [2.5, 1.0])
+
+
+def test_nocopy_reuses_fast_memory_without_a_copy():
+    problem = make_problem([{"t": 0, "tensor": 1, "demand": 5.0}, {"t": 2, "tensor": 1, "demand": 5.0}],
+                           supply=[1, 1, 1], metadata=SLOW)
+    solution = make_solution(problem, [(COPY, 0, (0, 0), NONE), (NOCOPY, 0, (1, 2), NONE)])
+    timeline = latency(problem, solution)
+    assert np.all(np.isnan(timeline.copy_start))  # the first has no copy interval: no copy
+    assert timeline.total == pytest.approx(3 - 2)
+
+
+def test_on_real_solutions_the_return_is_the_time_saved_before_stalls():
+    problem = bundled("tiny")
+    for name in ("greedy", "heuristic"):
+        solution = solve(problem, name, budget_s=5, rules=Rules()).solution
+        timeline = latency(problem, solution)
+        assert timeline.stalled >= 0
+        assert timeline.total == pytest.approx(timeline.duration.sum() + timeline.stalled)
+        # the steps save what the return says, unless a step would take less than nothing
+        saved = timeline.all_slow - timeline.duration.sum()
+        assert saved <= solution.ret + 1e-9 and saved == pytest.approx(solution.ret, rel=1e-2)
+        ends = timeline.start + timeline.duration
+        assert np.all(timeline.start[1:] >= ends[:-1] - 1e-9)  # one instruction at a time
+
+
+def test_correlation_of_return_and_speedup():
+    problem = make_problem([{"t": 1, "benefit": b, "tensor": i} for i, b in enumerate([0.1, 0.2, 0.3])],
+                           supply=[1, 1], metadata={"step_latency": [1.0, 1.0]})
+    solutions = []
+    for keep in ([0], [1], [0, 1], [0, 1, 2]):
+        rows = [(COPY, i, (1, 1), NONE) if i in keep else (DROP, -1, NONE, NONE) for i in range(3)]
+        solutions.append(make_solution(problem, rows))
+    out = correlation(problem, solutions)
+    assert out["n"] == 4 and out["pearson"] > 0.99 and out["spearman"] == pytest.approx(1.0)
+    assert math.isnan(correlation(problem, solutions[:2])["pearson"])  # too few to say
