@@ -1,4 +1,5 @@
-"""The `jaxmmap` command line: check, play, solve, compare, validate, import, generate.
+"""The `jaxmmap` command line: check, play, solve, compare, validate, latency, plot, report, import,
+generate.
 
 A PROBLEM argument is a file (`.json` or `.json.gz`), `bundled:NAME` for an instance shipped
 with the package (`bundled:tiny`), or `suite:NAME` for one of the benchmark suite
@@ -221,6 +222,45 @@ def _import(args) -> int:
     return 0
 
 
+def _latency(args) -> int:
+    from jaxmmap.report import BASELINE, speedup
+    from jaxmmap.rules import Rules
+    from jaxmmap.simulator import latency
+    from jaxmmap.solvers.heuristic import heuristic
+    problem = open_problem(args.problem)
+    solutions = [load_solution(path) for path in args.solutions]
+    first = solutions[0].rules if solutions else {}
+    base = heuristic(problem, 60.0, 0, rules=Rules(**first) if first else Rules()).solution
+    reference = latency(problem, base).total
+    out = []
+    for path, solution in zip(args.solutions + [BASELINE], solutions + [base]):
+        t = latency(problem, solution)
+        out.append({"solution": path, "solver": solution.solver, "return": solution.ret,
+                    "latency": t.total, "stall": t.stalled, "all_slow": t.all_slow,
+                    "speedup_over_all_slow_percent": speedup(t.all_slow, t.total),
+                    "speedup_over_heuristic_percent": speedup(reference, t.total)})
+    print(json.dumps({"problem": problem.name, "results": out}, indent=2))
+    return 0
+
+
+def _plot(args) -> int:
+    from jaxmmap.plots import layout
+    problem = open_problem(args.problem)
+    solutions = [load_solution(path) for path in args.solutions]
+    highlight = args.highlight if args.highlight in ("auto", "none") else int(args.highlight)
+    layout(problem, solutions, labels=args.labels, path=args.output,
+           highlight=None if highlight == "none" else highlight)
+    print(args.output)
+    return 0
+
+
+def _report(args) -> int:
+    from jaxmmap.report import report
+    text = report(args.sources, args.output, layouts=not args.no_layouts)
+    print(text)
+    return 0
+
+
 def _solver_names() -> list[str]:
     from jaxmmap.solvers import SOLVERS
     return list(SOLVERS)
@@ -283,6 +323,27 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-nocopy-move", action="store_true",
                    help="accept NoCopy data moving to another offset (the paper's lowest rule)")
     p.set_defaults(run=_validate)
+
+    p = sub.add_parser("latency", help="simulate the program under solutions; speedups over all-slow"
+                       " memory and over the heuristic")
+    p.add_argument("problem")
+    p.add_argument("solutions", nargs="*")
+    p.set_defaults(run=_latency)
+
+    p = sub.add_parser("plot", help="draw the memory layouts of solutions side by side")
+    p.add_argument("problem")
+    p.add_argument("solutions", nargs="+")
+    p.add_argument("--labels", nargs="+", help="one per solution (default: their solvers)")
+    p.add_argument("--highlight", default="auto", help="a tensor id, auto or none")
+    p.add_argument("-o", "--output", default="layout.png")
+    p.set_defaults(run=_plot)
+
+    p = sub.add_parser("report", help="latency tables and figures from comparison results and "
+                       "training runs")
+    p.add_argument("sources", nargs="+", help="folders: jaxmmap compare -o DIR, train.py --workdir DIR")
+    p.add_argument("-o", "--output", default="report.md")
+    p.add_argument("--no-layouts", action="store_true", help="skip the layout pictures")
+    p.set_defaults(run=_report)
 
     p = sub.add_parser("import", help="make a problem from a JAX function or an HLO dump")
     p.add_argument("function", nargs="?", help="module:function to compile with jax.jit")

@@ -86,6 +86,8 @@ class Comparison:
       budget_s, seeds: the settings.
       environment: machine, Python version, command line.
       solutions: (instance, solver) -> the best validated `Solution` of that solver.
+      problems: instance name -> its `Problem` (saved beside the solutions, so that a results
+        folder can be reported on alone: `jaxmmap report`).
     """
 
     runs: list[Run]
@@ -94,6 +96,7 @@ class Comparison:
     seeds: int
     environment: dict
     solutions: dict = dataclasses.field(default_factory=dict, repr=False)  # best per key
+    problems: dict = dataclasses.field(default_factory=dict, repr=False)
 
     def rows(self) -> list[dict]:
         """One row per (instance, solver): statistics over the seeds' ok runs."""
@@ -125,8 +128,11 @@ class Comparison:
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> Comparison:
-        """Reads back what `save` wrote (traces.json; solutions are not reloaded)."""
-        with open(os.path.join(os.fspath(directory), "traces.json"), encoding="utf-8") as f:
+        """Reads back what `save` wrote: the runs, and the solutions and problems it saved."""
+        from jaxmmap.problem import load_problem, load_solution
+
+        directory = os.fspath(directory)
+        with open(os.path.join(directory, "traces.json"), encoding="utf-8") as f:
             data = json.load(f)
         budget = float(data["budget_s"])
         runs = []
@@ -140,31 +146,49 @@ class Comparison:
             runs.append(Run(r["instance"], r["solver"], int(r["seed"]), r["status"], ret, final,
                             float(r["seconds"]), found, trace, r.get("info", {}),
                             r.get("message", "")))
+        files = data.get("files", {})
+        solutions = {(instance, solver): load_solution(os.path.join(directory, path))
+                     for instance, entry in files.items()
+                     for solver, path in entry.get("solutions", {}).items()}
+        problems = {instance: load_problem(os.path.join(directory, entry["problem"]))
+                    for instance, entry in files.items() if "problem" in entry}
         return cls(runs=runs, bounds={k: float(v) for k, v in data["bounds"].items()},
-                   budget_s=budget, seeds=int(data["seeds"]), environment=data["environment"])
+                   budget_s=budget, seeds=int(data["seeds"]), environment=data["environment"],
+                   solutions=solutions, problems=problems)
 
     def save(self, directory: str | os.PathLike, *, solutions: bool = True) -> dict[str, str]:
         """Writes results.csv (one line per run), results.md (the table), traces.json and
         curves.png; with `solutions`, the best validated solution of each (instance, solver)
-        under solutions/. Returns the paths written."""
+        under solutions/ and the problems under problems/ (traces.json lists them). Returns the
+        paths written."""
+        from jaxmmap.problem import save_problem
+
         directory = os.fspath(directory)
         os.makedirs(directory, exist_ok=True)
         paths = {name: os.path.join(directory, name)
                  for name in ("results.csv", "results.md", "traces.json", "curves.png")}
+        files: dict[str, dict] = {}
+        if solutions:
+            for (instance, solver), solution in self.solutions.items():
+                rel = os.path.join("solutions", f"{slug(instance)}.{solver}.json.gz")
+                os.makedirs(os.path.join(directory, "solutions"), exist_ok=True)
+                save_solution(solution, os.path.join(directory, rel))
+                files.setdefault(instance, {}).setdefault("solutions", {})[solver] = rel
+                paths[f"solution:{instance}:{solver}"] = os.path.join(directory, rel)
+            for instance, problem in self.problems.items():
+                rel = os.path.join("problems", f"{slug(instance)}.json.gz")
+                os.makedirs(os.path.join(directory, "problems"), exist_ok=True)
+                save_problem(problem, os.path.join(directory, rel))
+                files.setdefault(instance, {})["problem"] = rel
         self.write_csv(paths["results.csv"])
         with open(paths["results.md"], "w", encoding="utf-8") as f:
             f.write(self.markdown())
         with open(paths["traces.json"], "w", encoding="utf-8") as f:
             json.dump({"budget_s": self.budget_s, "seeds": self.seeds, "bounds": self.bounds,
                        "environment": self.environment,
-                       "runs": [dataclasses.asdict(r) for r in self.runs]}, f, default=_jsonable)
+                       "runs": [dataclasses.asdict(r) for r in self.runs], "files": files},
+                      f, default=_jsonable)
         self.plot(paths["curves.png"])
-        if solutions:
-            for (instance, solver), solution in self.solutions.items():
-                path = os.path.join(directory, "solutions", f"{_slug(instance)}.{solver}.json.gz")
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                save_solution(solution, path)
-                paths[f"solution:{instance}:{solver}"] = path
         return paths
 
     def write_csv(self, path: str) -> None:
@@ -346,7 +370,8 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
     environment = {"machine": _machine(), "python": platform.python_version(),
                    "argv": " ".join(sys.argv)}
     return Comparison(runs=runs, bounds=bounds, budget_s=budget_s, seeds=seeds,
-                      environment=environment, solutions=best)
+                      environment=environment, solutions=best,
+                      problems={p.name: p for p in problems})
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -386,7 +411,7 @@ def _num(x: float):
     return "" if x is None or not np.isfinite(x) else repr(float(x))
 
 
-def _slug(name: str) -> str:
+def slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.@" else "_" for c in name)
 
 

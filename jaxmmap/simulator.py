@@ -154,23 +154,15 @@ def _savings(problem: Problem, fast: np.ndarray) -> np.ndarray:
 
 def correlation(problem: Problem, solutions: Sequence[Solution]) -> dict[str, float]:
     """How well the return predicts the simulated latency over `solutions` (the paper's Table 5
-    and Figure 6): Pearson and Spearman correlations of return with speedup (higher return,
-    faster program: both positive when the reward is a good proxy), over `n` solutions."""
+    and Figure 6): Pearson and Spearman correlations of the return with the speedup (both
+    positive when the reward is a good proxy: a higher return, a faster program), over `n`
+    solutions; nan with fewer than 3 or no spread."""
+    from scipy import stats
+
     rets = np.array([s.ret for s in solutions], np.float64)
     speed = np.array([latency(problem, s).speedup for s in solutions], np.float64)
     out = {"n": len(solutions), "pearson": math.nan, "spearman": math.nan}
     if len(solutions) >= 3 and np.ptp(rets) > 0 and np.ptp(speed) > 0:
-        out["pearson"] = float(np.corrcoef(rets, speed)[0, 1])
-        out["spearman"] = float(np.corrcoef(_ranks(rets), _ranks(speed))[0, 1])
+        out["pearson"] = float(stats.pearsonr(rets, speed)[0])
+        out["spearman"] = float(stats.spearmanr(rets, speed)[0])
     return out
-
-
-def _ranks(x: np.ndarray) -> np.ndarray:
-    """Average ranks (ties share the mean of their ranks)."""
-    order = np.argsort(x, kind="stable")
-    ranks = np.empty(len(x))
-    ranks[order] = np.arange(len(x))
-    for value in np.unique(x):
-        tie = x == value
-        ranks[tie] = ranks[tie].mean()
-    return ranks

@@ -11,7 +11,9 @@ wall-clock budget, whichever comes first. With a `workdir` it writes
   and at the end; a new `fit` on the same workdir resumes from the latest one and continues the
   same run bit for bit (the chunks are deterministic; rows logged after the checkpoint are
   dropped);
-* `solution.json`: the best game so far, checked by the independent validator.
+* `solution.json`: the best game so far, checked by the independent validator;
+  `improvements.jsonl`: every improvement of it (iteration, seconds, solution), and
+  `problem.json.gz`: the problem, so that `jaxmmap report WORKDIR` needs nothing else.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from jaxmmap.agent import train
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.instance import make_instance
 from jaxmmap.play import to_solution
-from jaxmmap.problem import Problem, Solution, save_solution
+from jaxmmap.problem import Problem, Solution, save_problem, save_solution
 from jaxmmap.rules import Rules
 from jaxmmap.solvers.base import Anytime, Result
 
@@ -142,6 +144,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
     manager = None
     if workdir is not None:
         os.makedirs(workdir, exist_ok=True)
+        save_problem(problem, os.path.join(workdir, "problem.json.gz"))
         manager = _checkpoints(workdir)
         if manager.latest_step() is not None:
             import orbax.checkpoint as ocp
@@ -179,6 +182,9 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
                 clock.offer(best)
                 if workdir is not None:
                     save_solution(best, os.path.join(workdir, "solution.json"))
+                    with open(os.path.join(workdir, "improvements.jsonl"), "a") as f:
+                        f.write(json.dumps({"iteration": iteration, "seconds": seconds,
+                                            "solution": best.to_json()}) + "\n")
             if manager is not None and chunks % checkpoint_every == 0:
                 _save(manager, iteration, state)
             if bar is not None:

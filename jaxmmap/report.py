@@ -1,0 +1,271 @@
+"""Reports: the paper's latency tables on our runs (`jaxmmap report RUN_OR_RESULTS... -o report.md`).
+
+Sources are folders: a comparison's results (`jaxmmap compare -o DIR`: traces.json, solutions/,
+problems/) or a training run's workdir (`train.py --workdir DIR` or `fit(workdir=...)`:
+problem.json.gz, solution.json, improvements.jsonl, metrics.csv). From them the report takes, per
+workload (problem), the best solution of every solver or run, simulates each
+(`jaxmmap.latency`) and writes:
+
+* per workload: return, simulated latency, stalls, speedup over all-slow memory and over the
+  heuristic (the XLA-style baseline, computed here when no source has it);
+* the paper's Table 3: per solver, the mean, max and min speedup over the heuristic across
+  workloads and how many workloads it improves (speedup > 0);
+* the paper's Table 4: each solver's best and worst workloads;
+* the paper's Table 5: the correlation of return and simulated speedup per workload, over every
+  solution the sources hold (all solvers' bests and every improvement of the training runs);
+* figures beside the report: speedups.png (Figure 10), correlation.png (Figure 6),
+  training.png (Figures 5 and 7, when there are training runs), curves.png (the comparisons'
+  return over time) and layouts/WORKLOAD.png (the best solver's layout beside the heuristic's,
+  Figures 1 and 8).
+
+A speedup over a baseline is `latency(baseline) / latency(solution) - 1`, in percent.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from jaxmmap.problem import Problem, Solution, load_problem, load_solution
+from jaxmmap.simulator import correlation, latency
+
+__all__ = ["Entry", "collect", "read_metrics", "report", "speedup"]
+
+BASELINE = "heuristic"
+
+
+@dataclasses.dataclass
+class Entry:
+    """The best solution of one solver (or training run) on one workload.
+
+    Attributes:
+      workload: the problem's name. solver: the solver, or the run's label.
+      problem, solution: what to simulate.
+      others: further solutions of the same source (a training run's improvements), for the
+        correlation.
+      history: a training run's metric rows (empty for a comparison).
+    """
+
+    workload: str
+    solver: str
+    problem: Problem
+    solution: Solution
+    others: list[Solution] = dataclasses.field(default_factory=list)
+    history: list[dict] = dataclasses.field(default_factory=list)
+
+
+def speedup(baseline_latency: float, solution_latency: float) -> float:
+    """Percent: how much faster than the baseline."""
+    return 100.0 * (baseline_latency / solution_latency - 1.0)
+
+
+def read_metrics(workdir: str) -> list[dict]:
+    """The metric rows of a training run (`metrics.csv`), numbers as floats."""
+    path = os.path.join(workdir, "metrics.csv")
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
+    """Entries from result and run folders, and the comparisons' curve images found."""
+    from jaxmmap.compare import Comparison
+
+    entries, curves = [], []
+    for source in sources:
+        if os.path.exists(os.path.join(source, "traces.json")):
+            comparison = Comparison.load(source)
+            if not comparison.solutions:
+                raise ValueError(f"{source}: the comparison saved no solutions")
+            for (instance, solver), solution in comparison.solutions.items():
+                problem = comparison.problems.get(instance) or _known_problem(instance, source)
+                entries.append(Entry(instance, solver, problem, solution))
+            if os.path.exists(os.path.join(source, "curves.png")):
+                curves.append(os.path.join(source, "curves.png"))
+        elif os.path.exists(os.path.join(source, "solution.json")):
+            problem_path = os.path.join(source, "problem.json.gz")
+            if not os.path.exists(problem_path):
+                raise ValueError(f"{source}: a training run without problem.json.gz")
+            problem = load_problem(problem_path)
+            others = []
+            improvements = os.path.join(source, "improvements.jsonl")
+            if os.path.exists(improvements):
+                with open(improvements) as f:
+                    others = [Solution.from_json(json.loads(line)["solution"]) for line in f if line.strip()]
+            label = os.path.basename(os.path.normpath(source))
+            entries.append(Entry(problem.name, label, problem,
+                                 load_solution(os.path.join(source, "solution.json")), others,
+                                 read_metrics(source)))
+        else:
+            raise ValueError(f"{source}: neither comparison results (traces.json) nor a training"
+                             " run (solution.json)")
+    return entries, curves
+
+
+def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool = True) -> str:
+    """Writes the report (markdown) and its figures beside it; returns the markdown."""
+    from jaxmmap import plots
+    from jaxmmap.compare import slug
+
+    entries, curves = collect(sources)
+    if not entries:
+        raise ValueError("nothing to report: no solutions in the sources")
+    folder = os.path.dirname(os.path.abspath(output))
+    os.makedirs(folder, exist_ok=True)
+    workloads = list(dict.fromkeys(e.workload for e in entries))
+    baseline_added = _add_baselines(entries, workloads)
+
+    rows = []  # per (workload, solver)
+    for e in entries:
+        t = latency(e.problem, e.solution)
+        rows.append({"workload": e.workload, "solver": e.solver, "return": e.solution.ret,
+                     "latency": t.total, "stall": t.stalled, "all_slow": t.all_slow,
+                     "vs_slow": speedup(t.all_slow, t.total)})
+    base = {r["workload"]: r["latency"] for r in rows if r["solver"] == BASELINE}
+    for r in rows:
+        r["vs_baseline"] = speedup(base[r["workload"]], r["latency"])
+    solvers = [s for s in dict.fromkeys(r["solver"] for r in rows) if s != BASELINE]
+
+    lines = ["# jaxmmap report", "",
+             "Sources: " + ", ".join(f"`{s}`" for s in sources) + ".",
+             "Latencies are simulated (`jaxmmap.latency`: the cost model's instruction times, one "
+             "copy engine, stalls) in the problems' time unit; a speedup over a baseline is "
+             "`latency(baseline) / latency - 1`.", ""]
+    if baseline_added:
+        lines += [f"The {BASELINE} was run here for: {', '.join(baseline_added)}.", ""]
+
+    lines += ["## Summary over workloads (the paper's Table 3)", "",
+              f"| solver | mean speedup over {BASELINE} (%) | max (%) | min (%) | workloads improved |",
+              "|---|---:|---:|---:|---:|"]
+    summary = {}
+    for s in solvers:
+        v = np.array([r["vs_baseline"] for r in rows if r["solver"] == s])
+        summary[s] = v
+        lines.append(f"| {s} | {v.mean():.2f} | {v.max():.2f} | {v.min():.2f} | "
+                     f"{int(np.sum(v > 1e-9))}/{v.size} |")
+    lines += ["", "## Best and worst workloads (the paper's Table 4)", "",
+              "| solver | best workload | speedup (%) | worst workload | speedup (%) |",
+              "|---|---|---:|---|---:|"]
+    for s in solvers:
+        mine = [r for r in rows if r["solver"] == s]
+        hi = max(mine, key=lambda r: r["vs_baseline"])
+        lo = min(mine, key=lambda r: r["vs_baseline"])
+        lines.append(f"| {s} | {hi['workload']} | {hi['vs_baseline']:.2f} | {lo['workload']} | "
+                     f"{lo['vs_baseline']:.2f} |")
+
+    lines += ["", "## Per workload", "",
+              f"| workload | solver | return | latency | stall | speedup over all-slow (%) | "
+              f"speedup over {BASELINE} (%) |", "|---|---|---:|---:|---:|---:|---:|"]
+    for w in workloads:
+        for r in sorted((r for r in rows if r["workload"] == w), key=lambda r: r["latency"]):
+            lines.append(f"| {w} | {r['solver']} | {r['return']:.6g} | {r['latency']:.6g} | "
+                         f"{r['stall']:.4g} | {r['vs_slow']:.2f} | {r['vs_baseline']:.2f} |")
+
+    lines += ["", "## Return against simulated latency (the paper's Table 5)", "",
+              "Over every solution the sources hold for the workload (each solver's best, every "
+              "improvement of a training run). Correlations of return with speedup: 1 means the "
+              "return orders solutions exactly as their simulated latency does.", "",
+              "| workload | solutions | Pearson | Spearman |", "|---|---:|---:|---:|"]
+    points = {}
+    for w in workloads:
+        mine = [e for e in entries if e.workload == w]
+        pool = _unique([e.solution for e in mine] + [s for e in mine for s in e.others])
+        c = correlation(mine[0].problem, pool)
+        points[w] = ([s.ret for s in pool], [latency(mine[0].problem, s).speedup for s in pool])
+        lines.append(f"| {w} | {c['n']} | {_fmt(c['pearson'])} | {_fmt(c['spearman'])} |")
+
+    figures = {"speedups.png": f"Speedup over the {BASELINE} per workload (Figure 10)",
+               "correlation.png": "Return against simulated speedup (Figure 6)"}
+    plots.speedup_bars({w: {r["solver"]: r["vs_baseline"] for r in rows
+                            if r["workload"] == w and r["solver"] != BASELINE} for w in workloads},
+                       baseline=BASELINE, path=os.path.join(folder, "speedups.png"))
+    plots.correlation_scatter(points, path=os.path.join(folder, "correlation.png"))
+    trained = {f"{e.solver} ({e.workload})": e.history for e in entries if e.history}
+    if trained:
+        plots.training_curves(trained, path=os.path.join(folder, "training.png"))
+        figures["training.png"] = "Training runs: best and mean return over wall time (Figures 5, 7)"
+    for k, path in enumerate(curves):
+        name = f"curves-{k}.png" if len(curves) > 1 else "curves.png"
+        if os.path.abspath(path) != os.path.join(folder, name):
+            import shutil
+            shutil.copyfile(path, os.path.join(folder, name))
+        figures[name] = "Solvers' best return over wall time (Figure 5)"
+    if layouts:
+        os.makedirs(os.path.join(folder, "layouts"), exist_ok=True)
+        import matplotlib.pyplot as plt
+        for w in workloads:
+            mine = {e.solver: e for e in entries if e.workload == w}
+            best = min((r for r in rows if r["workload"] == w and r["solver"] != BASELINE),
+                       key=lambda r: r["latency"], default=None)
+            shown = [mine[best["solver"]]] if best else []
+            shown.append(mine[BASELINE])
+            name = os.path.join("layouts", f"{slug(w)}.png")
+            fig = plots.layout(mine[BASELINE].problem, [e.solution for e in shown],
+                               labels=[e.solver for e in shown], path=os.path.join(folder, name))
+            plt.close(fig)
+            figures[name] = f"{w}: memory layouts (Figures 1, 8)"
+    lines += ["", "## Figures", ""]
+    lines += [f"![{caption}]({name})" for name, caption in figures.items()]
+    text = "\n".join(lines) + "\n"
+    with open(output, "w", encoding="utf-8") as f:
+        f.write(text)
+    return text
+
+
+def _add_baselines(entries: list[Entry], workloads: list[str]) -> list[str]:
+    """Runs the heuristic on the workloads that no source solved with it."""
+    from jaxmmap.rules import Rules
+    from jaxmmap.solvers.heuristic import heuristic
+
+    added = []
+    for w in workloads:
+        if any(e.workload == w and e.solver == BASELINE for e in entries):
+            continue
+        first = next(e for e in entries if e.workload == w)
+        rules = Rules(**first.solution.rules) if first.solution.rules else Rules()
+        solution = heuristic(first.problem, 60.0, 0, rules=rules).solution
+        entries.append(Entry(w, BASELINE, first.problem, solution))
+        added.append(w)
+    return added
+
+
+def _known_problem(name: str, source: str) -> Problem:
+    """A problem a comparison did not save (older results): the bundled or suite one."""
+    from jaxmmap import benchmarks
+    from jaxmmap.generator import bundled
+
+    if name in benchmarks.names():
+        return benchmarks.load(name)
+    try:
+        return bundled(name)
+    except FileNotFoundError:
+        raise ValueError(f"{source}: no saved problem for {name!r}, and no bundled one") from None
+
+
+def _unique(solutions: list[Solution]) -> list[Solution]:
+    seen, out = set(), []
+    for s in solutions:
+        key = (np.asarray(s.action).tobytes(), np.asarray(s.offset).tobytes(),
+               np.asarray(s.copy_start).tobytes())
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
+
+
+def _number(v: str):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return v
+
+
+def _fmt(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.3f}"

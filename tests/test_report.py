@@ -1,0 +1,115 @@
+"""Pictures and reports, produced from real (short) runs and opened: layouts, the `plot`,
+`latency` and `report` commands, and a report over a comparison and a training run."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import matplotlib.image
+import numpy as np
+import pytest
+from builders import PAD, agent_config
+
+from jaxmmap import Rules, bundled, generate, load_solution
+from jaxmmap.agent.loop import fit
+from jaxmmap.cli import main
+from jaxmmap.compare import Comparison, compare
+from jaxmmap.plots import layout, pick_tensor
+from jaxmmap.report import report
+from jaxmmap.simulator import latency
+
+RULES = Rules(columns=32)
+
+
+def opened(path) -> np.ndarray:
+    """The image at `path` (a non-empty PNG)."""
+    assert os.path.getsize(path) > 1000
+    image = matplotlib.image.imread(path)
+    assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+    return image
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    problems = [bundled("tiny"), generate(5, num_instructions=20, latency_tables=True, name="g5")]
+    result = compare(problems, ["random", "greedy", "heuristic"], budget_s=1, rules=RULES,
+                     bound=False)
+    result.save(root / "compare")
+    problem = generate(1, num_instructions=6, inplace_prob=0.3, memory_fraction=0.4,
+                       copy_bandwidth=1e6, name="g1")
+    fit(problem, agent_config(), rules=RULES, max_iterations=30, padding=PAD,
+        workdir=str(root / "agent"))
+    return root, result
+
+
+def test_saved_results_load_back_with_their_solutions_and_problems(runs):
+    root, result = runs
+    loaded = Comparison.load(root / "compare")
+    assert set(loaded.solutions) == set(result.solutions)
+    for key, solution in result.solutions.items():
+        np.testing.assert_array_equal(loaded.solutions[key].action, solution.action)
+    assert set(loaded.problems) == {"tiny", "g5"}
+    assert loaded.problems["g5"].latency_tables
+
+
+def test_a_report_over_a_comparison_and_a_training_run(runs):
+    root, _ = runs
+    out = root / "report" / "report.md"
+    text = report([str(root / "compare"), str(root / "agent")], str(out))
+    assert out.read_text() == text
+    folder = out.parent
+    # Table 3: one row per solver that is not the baseline (the training run is labelled by
+    # its folder), with the workloads it improved out of those it ran
+    table3 = text.split("## Summary over workloads")[1].split("##")[0]
+    for solver, count in (("random", 2), ("greedy", 2), ("agent", 1)):
+        row = next(line for line in table3.splitlines() if line.startswith(f"| {solver} |"))
+        assert row.rstrip(" |").endswith(f"/{count}")
+    per_workload = text.split("## Per workload")[1].split("##")[0]
+    for workload, solvers in (("tiny", 3), ("g5", 3), ("g1", 2)):  # g1: the agent + heuristic
+        assert sum(line.startswith(f"| {workload} |") for line in per_workload.splitlines()) == solvers
+    assert "The heuristic was run here for: g1" in text
+    table5 = text.split("(the paper's Table 5)")[1].split("##")[0]
+    assert sum(line.startswith("| g1 |") for line in table5.splitlines()) == 1
+    for name in ("speedups.png", "correlation.png", "training.png", "curves.png",
+                 "layouts/tiny.png", "layouts/g5.png", "layouts/g1.png"):
+        assert f"]({name})" in text
+        opened(folder / name)
+    # the agent's run directory is self-contained: problem, best solution, improvements
+    with open(root / "agent" / "improvements.jsonl") as f:
+        improvements = [json.loads(line) for line in f]
+    assert improvements and improvements[-1]["solution"]["return"] == pytest.approx(
+        load_solution(str(root / "agent" / "solution.json")).ret)
+
+
+def test_layout_draws_one_panel_per_solution_and_highlights_a_differing_tensor(runs):
+    _, result = runs
+    problem = bundled("tiny")
+    solutions = [result.solutions[("tiny", s)] for s in ("random", "heuristic")]
+    fig = layout(problem, solutions)
+    assert len(fig.axes) == 2
+    tensor = pick_tensor(problem, solutions)
+    counts = [np.sum((problem.tensor_id == tensor) & (s.alloc_start >= 0)) for s in solutions]
+    assert counts[0] != counts[1]
+    # one rectangle per allocation, plus one hatched rectangle per copy
+    for ax, s in zip(fig.axes, solutions):
+        placed = np.sum((s.action != 2) & (s.alloc_start >= 0))
+        assert len(ax.patches) == placed + np.sum(s.copy_start >= 0)
+
+
+def test_plot_and_latency_commands(runs, tmp_path, capsys):
+    root, result = runs
+    solutions = [str(root / "compare" / "solutions" / f"tiny.{s}.json.gz") for s in ("random", "heuristic")]
+    out = tmp_path / "layout.png"
+    assert main(["plot", "bundled:tiny", *solutions, "-o", str(out)]) == 0
+    opened(out)
+    capsys.readouterr()
+    assert main(["latency", "bundled:tiny", *solutions]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    rows = {r["solver"]: r for r in printed["results"]}
+    expected = latency(bundled("tiny"), result.solutions[("tiny", "random")])
+    assert rows["random"]["latency"] == pytest.approx(expected.total)
+    assert printed["results"][-1]["speedup_over_heuristic_percent"] == pytest.approx(0.0)
+    assert main(["report", str(root / "compare"), "-o", str(tmp_path / "r.md"), "--no-layouts"]) == 0
+    assert (tmp_path / "r.md").exists() and not (tmp_path / "layouts").exists()
