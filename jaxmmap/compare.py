@@ -222,9 +222,10 @@ class Comparison:
         rows = self.rows()
         for instance in dict.fromkeys(r["instance"] for r in rows):
             bound = self.bounds.get(instance, math.nan)
-            lines += [f"## {instance}", "", f"Upper bound: {_fmt(bound)}", "",
-                      "| solver | return | best | % of bound | time to best (s) | s used | valid "
-                      "| note |",
+            lines += [f"## {instance}", ""]
+            if not math.isnan(bound):
+                lines += [f"Upper bound: {_fmt(bound)}", ""]
+            lines += ["| solver | return | best | % of bound | time to best (s) | s used | valid | note |",
                       "|---|---:|---:|---:|---:|---:|---:|---|"]
             for r in sorted((r for r in rows if r["instance"] == instance),
                             key=lambda r: -r["mean_return"] if r["valid"] else math.inf):

@@ -36,7 +36,15 @@ def _pyplot():
     return plt
 
 
-def _finish(fig, path: str | None):
+def _finish(fig, path: str | None, ax=None, *, xlabel: str = "", ylabel: str = "",
+            legend: int = 8, grid: str = "both"):
+    """Labels, grid and legend of a one-axes chart (when `ax` is given), layout, and the file."""
+    if ax is not None:
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(axis=grid, alpha=0.3)
+        ax.legend(fontsize=legend)
+        fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=120, bbox_inches="tight")
     return fig
@@ -129,12 +137,7 @@ def training_curves(runs: Mapping[str, Sequence[Mapping]], *, path: str | None =
             m = np.array([float(r.get("mean_return", math.nan)) for r in rows])
             ok = np.isfinite(m)
             ax.plot(t[ok], m[ok], color=color, linestyle="--", linewidth=0.8, alpha=0.7)
-    ax.set_xlabel("wall time (s)")
-    ax.set_ylabel("return (solid: best, dashed: mean)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return _finish(fig, path)
+    return _finish(fig, path, ax, xlabel="wall time (s)", ylabel="return (solid: best, dashed: mean)")
 
 
 def speedup_bars(speedups: Mapping[str, Mapping[str, float]], *, baseline: str = "heuristic",
@@ -155,11 +158,7 @@ def speedup_bars(speedups: Mapping[str, Mapping[str, float]], *, baseline: str =
                color=plt.cm.tab10(k % 10))
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(x, workloads, rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel(f"speedup over {baseline} (%)")
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return _finish(fig, path)
+    return _finish(fig, path, ax, ylabel=f"speedup over {baseline} (%)", grid="y")
 
 
 def correlation_scatter(points: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
@@ -173,9 +172,5 @@ def correlation_scatter(points: Mapping[str, tuple[Sequence[float], Sequence[flo
         spread = np.ptp(rets) if rets.size else 0.0
         x = (rets - rets.min()) / spread if spread > 0 else np.zeros_like(rets)
         ax.scatter(x, speed, s=12, color=plt.cm.tab10(k % 10), label=workload, alpha=0.8)
-    ax.set_xlabel("return (scaled to [0, 1] per workload)")
-    ax.set_ylabel("simulated speedup over all-slow (x)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return _finish(fig, path)
+    return _finish(fig, path, ax, xlabel="return (scaled to [0, 1] per workload)",
+                   ylabel="simulated speedup over all-slow (x)", legend=7)

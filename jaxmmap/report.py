@@ -2,8 +2,9 @@
 
 Sources are folders: a comparison's results (`jaxmmap compare -o DIR`: traces.json, solutions/,
 problems/) or a training run's workdir (`train.py --workdir DIR` or `fit(workdir=...)`:
-problem.json.gz, solution.json, improvements.jsonl, metrics.csv). From them the report takes, per
-workload (problem), the best solution of every solver or run, simulates each
+problem.json.gz, improvements.jsonl, solution.json, metrics.csv). From them the report takes, per
+workload (problem), the best solution of every solver or run (of a training run: the agent's own
+best, the last of its improvements), simulates each
 (`jaxmmap.latency`) and writes:
 
 * per workload: return, simulated latency, stalls, speedup over all-slow memory and over the
@@ -45,7 +46,8 @@ class Entry:
     """The best solution of one solver (or training run) on one workload.
 
     Attributes:
-      workload: the problem's name. solver: the solver, or the run's label.
+      workload: the problem's name. solver: the solver (a training run's agent mode, with its
+        folder's name if that is taken on the workload).
       problem, solution: what to simulate.
       others: further solutions of the same source (a training run's improvements), for the
         correlation.
@@ -99,9 +101,12 @@ def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
             if os.path.exists(improvements):
                 with open(improvements) as f:
                     others = [Solution.from_json(json.loads(line)["solution"]) for line in f if line.strip()]
-            label = os.path.basename(os.path.normpath(source))
-            entries.append(Entry(problem.name, label, problem,
-                                 load_solution(os.path.join(source, "solution.json")), others,
+            # the agent's own best (train.py's solution.json may be the heuristic's, with prod)
+            solution = others[-1] if others else load_solution(os.path.join(source, "solution.json"))
+            label = solution.solver  # runs of one agent on several workloads share a row
+            if any(e.workload == problem.name and e.solver == label for e in entries):
+                label = f"{label} ({os.path.basename(os.path.normpath(source))})"
+            entries.append(Entry(problem.name, label, problem, solution, others,
                                  read_metrics(source)))
         else:
             raise ValueError(f"{source}: neither comparison results (traces.json) nor a training"
@@ -148,7 +153,7 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
     for s in solvers:
         v = np.array([r["vs_baseline"] for r in rows if r["solver"] == s])
         summary[s] = v
-        lines.append(f"| {s} | {v.mean():.2f} | {v.max():.2f} | {v.min():.2f} | "
+        lines.append(f"| {s} | {_pct(v.mean())} | {_pct(v.max())} | {_pct(v.min())} | "
                      f"{int(np.sum(v > 1e-9))}/{v.size} |")
     lines += ["", "## Best and worst workloads (the paper's Table 4)", "",
               "| solver | best workload | speedup (%) | worst workload | speedup (%) |",
@@ -157,8 +162,8 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
         mine = [r for r in rows if r["solver"] == s]
         hi = max(mine, key=lambda r: r["vs_baseline"])
         lo = min(mine, key=lambda r: r["vs_baseline"])
-        lines.append(f"| {s} | {hi['workload']} | {hi['vs_baseline']:.2f} | {lo['workload']} | "
-                     f"{lo['vs_baseline']:.2f} |")
+        lines.append(f"| {s} | {hi['workload']} | {_pct(hi['vs_baseline'])} | {lo['workload']} | "
+                     f"{_pct(lo['vs_baseline'])} |")
 
     lines += ["", "## Per workload", "",
               f"| workload | solver | return | latency | stall | speedup over all-slow (%) | "
@@ -166,7 +171,7 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
     for w in workloads:
         for r in sorted((r for r in rows if r["workload"] == w), key=lambda r: r["latency"]):
             lines.append(f"| {w} | {r['solver']} | {r['return']:.6g} | {r['latency']:.6g} | "
-                         f"{r['stall']:.4g} | {r['vs_slow']:.2f} | {r['vs_baseline']:.2f} |")
+                         f"{r['stall']:.4g} | {_pct(r['vs_slow'])} | {_pct(r['vs_baseline'])} |")
 
     lines += ["", "## Return against simulated latency (the paper's Table 5)", "",
               "Over every solution the sources hold for the workload (each solver's best, every "
@@ -265,6 +270,11 @@ def _number(v: str):
         return float(v)
     except (TypeError, ValueError):
         return v
+
+
+def _pct(x: float) -> str:
+    """A percentage to 2 decimals, without a "-0.00" for a rounding hair below zero."""
+    return f"{0.0 if abs(x) < 5e-3 else x:.2f}"
 
 
 def _fmt(x: float) -> str:

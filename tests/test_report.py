@@ -61,9 +61,9 @@ def test_a_report_over_a_comparison_and_a_training_run(runs):
     assert out.read_text() == text
     folder = out.parent
     # Table 3: one row per solver that is not the baseline (the training run is labelled by
-    # its folder), with the workloads it improved out of those it ran
+    # its agent mode), with the workloads it improved out of those it ran
     table3 = text.split("## Summary over workloads")[1].split("##")[0]
-    for solver, count in (("random", 2), ("greedy", 2), ("agent", 1)):
+    for solver, count in (("random", 2), ("greedy", 2), ("muzero", 1)):
         row = next(line for line in table3.splitlines() if line.startswith(f"| {solver} |"))
         assert row.rstrip(" |").endswith(f"/{count}")
     per_workload = text.split("## Per workload")[1].split("##")[0]
