@@ -146,7 +146,16 @@ class Comparison:
             runs.append(Run(r["instance"], r["solver"], int(r["seed"]), r["status"], ret, final,
                             float(r["seconds"]), found, trace, r.get("info", {}),
                             r.get("message", "")))
-        files = data.get("files", {})
+        files = data.get("files")
+        if files is None:  # saved before the index: solutions/<instance>.<solver>.json.gz
+            files = {}
+            folder = os.path.join(directory, "solutions")
+            for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
+                if name.endswith(".json.gz"):
+                    rel = os.path.join("solutions", name)
+                    instance = load_solution(os.path.join(directory, rel)).problem
+                    solver = name[: -len(".json.gz")].rsplit(".", 1)[1]
+                    files.setdefault(instance, {}).setdefault("solutions", {})[solver] = rel
         solutions = {(instance, solver): load_solution(os.path.join(directory, path))
                      for instance, entry in files.items()
                      for solver, path in entry.get("solutions", {}).items()}

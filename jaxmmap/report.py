@@ -19,7 +19,9 @@ best, the last of its improvements), simulates each
   return over time) and layouts/WORKLOAD.png (the best solver's layout beside the heuristic's,
   Figures 1 and 8).
 
-A speedup over a baseline is `latency(baseline) / latency(solution) - 1`, in percent.
+A speedup over a baseline is `latency(baseline) / latency(solution) - 1`, in percent. A solver
+that two sources hold for one workload (two comparisons, a run beside a comparison) gets its
+source folder's name after it, so that every row is one source's.
 """
 
 from __future__ import annotations
@@ -63,7 +65,9 @@ class Entry:
 
 
 def speedup(baseline_latency: float, solution_latency: float) -> float:
-    """Percent: how much faster than the baseline."""
+    """Percent: how much faster than the baseline (inf for a program that takes no time)."""
+    if solution_latency <= 0:
+        return math.inf if baseline_latency > 0 else 0.0
     return 100.0 * (baseline_latency / solution_latency - 1.0)
 
 
@@ -88,7 +92,8 @@ def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
                 raise ValueError(f"{source}: the comparison saved no solutions")
             for (instance, solver), solution in comparison.solutions.items():
                 problem = comparison.problems.get(instance) or _known_problem(instance, source)
-                entries.append(Entry(instance, solver, problem, solution))
+                entries.append(Entry(instance, _label(entries, instance, solver, source),
+                                     problem, solution))
             if os.path.exists(os.path.join(source, "curves.png")):
                 curves.append(os.path.join(source, "curves.png"))
         elif os.path.exists(os.path.join(source, "solution.json")):
@@ -102,10 +107,11 @@ def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
                 with open(improvements) as f:
                     others = [Solution.from_json(json.loads(line)["solution"]) for line in f if line.strip()]
             # the agent's own best (train.py's solution.json may be the heuristic's, with prod)
-            solution = others[-1] if others else load_solution(os.path.join(source, "solution.json"))
-            label = solution.solver  # runs of one agent on several workloads share a row
-            if any(e.workload == problem.name and e.solver == label for e in entries):
-                label = f"{label} ({os.path.basename(os.path.normpath(source))})"
+            solution = max(others, key=lambda s: s.ret) if others else \
+                load_solution(os.path.join(source, "solution.json"))
+            # runs of one agent on several workloads share a row of Table 3
+            label = _label(entries, problem.name, solution.solver, source,
+                           taken=solution.solver == BASELINE)
             entries.append(Entry(problem.name, label, problem, solution, others,
                                  read_metrics(source)))
         else:
@@ -222,6 +228,16 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
     with open(output, "w", encoding="utf-8") as f:
         f.write(text)
     return text
+
+
+def _label(entries: list[Entry], workload: str, solver: str, source: str, *,
+           taken: bool = False) -> str:
+    """`solver`, or `solver (SOURCE FOLDER)` when the workload already has a `solver` entry
+    (two comparisons, a run beside a comparison) or `taken` (a run's heuristic fallback must
+    not pass for the baseline)."""
+    if taken or any(e.workload == workload and e.solver == solver for e in entries):
+        return f"{solver} ({os.path.basename(os.path.normpath(source))})"
+    return solver
 
 
 def _add_baselines(entries: list[Entry], workloads: list[str]) -> list[str]:

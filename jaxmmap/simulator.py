@@ -1,5 +1,5 @@
 """The simulated latency of a program under a solution: what the paper measures, beyond the
-reward proxy (`docs/latency.md`).
+reward proxy (`docs/results.md`).
 
     timeline = jaxmmap.latency(problem, solution)
     timeline.total, timeline.stall, timeline.speedup      # microseconds, and all-slow / total
@@ -11,13 +11,16 @@ The model, in the problem's time unit (microseconds for imported and generated p
   for the buffers of a latency table, `L({}) - L(fast)` from the table; for the others, their
   static benefits. (Without stalls the total is then `sum(slow) - return`: the game's reward is
   exactly the time saved.) `slow[t]` is `metadata["step_latency"]` where the problem has it (the
-  importer and the generator write it), else the table's `L({})`, else `supply[t]` plus the
+  importer and the generator write it), else the supply for a generated problem (its supply is
+  that duration), else the table's `L({})` (one table per step), else `supply[t]` plus the
   benefits of the step's buffers (the paper's convention: the supply is the step's time with its
   buffers in fast memory).
-* **Copies** run on one copy engine, one at a time at the copy bandwidth: a copy of buffer b
-  takes `demand[b]`. A prefetch (an input's Copy, interval `[s, t-1]`) may start when step s
-  starts; an eviction (an output's Copy, interval `[t+1, e]`) when step t ends. The engine takes
-  copies in the order of their first step (then their last), each as soon as it is free.
+* **Copies** run on one copy engine at the copy bandwidth: a copy of buffer b takes `demand[b]`
+  of engine time. A prefetch (an input's Copy, interval `[s, t-1]`) may start when step s
+  starts; an eviction (an output's Copy, interval `[t+1, e]`) when step t ends. The engine
+  works, preemptively, on the released copy whose waiting step comes first (earliest deadline
+  first), so a short copy may run inside a long one, as the game lets two copy intervals share
+  a step's supply.
 * **Stalls**: step t does not start before its prefetches have finished, nor before the
   evictions whose interval ended at t-1 have (their space may be reused at t). The program ends
   when its last step and its last copy have.
@@ -30,6 +33,7 @@ placements make the steps under a copy faster can stall where the game saw no pr
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import math
 from collections.abc import Sequence
 
@@ -82,6 +86,8 @@ def step_latency(problem: Problem) -> np.ndarray:
             raise ValueError(f"metadata step_latency has {slow.shape[0]} entries, the problem "
                              f"{problem.num_steps} steps")
         return slow
+    if problem.metadata.get("generator") == "jaxmmap.generator":  # older generated files
+        return np.asarray(problem.supply, np.float64).copy()  # its supply is that duration
     slow = problem.supply + np.bincount(problem.target_time, weights=problem.benefit,
                                         minlength=problem.num_steps)
     for table in problem.latency_tables:
@@ -99,42 +105,109 @@ def latency(problem: Problem, solution: Solution) -> Timeline:
     duration = slow - _savings(problem, fast)
     duration = np.maximum(duration, 0.0)
 
-    # copies: (first step, last step, buffer, earliest-start rule, the step that waits for it)
-    copies = []
+    # copies as (first step, the step that waits for it, buffer): a prefetch is released when
+    # its first step starts, an eviction when its output's step (the one before its first) ends
+    prefetches, evictions = [], []
     for b in np.flatnonzero((np.asarray(solution.action) == COPY) & (problem.demand > 0)):
         first, last = int(solution.copy_start[b]), int(solution.copy_end[b])
         if first < 0:
             continue
-        if problem.is_output[b]:  # eviction: after its step t, before the step after `last`
-            copies.append((first, last, b, "after", last + 1))
-        else:  # prefetch: from the start of `first`, before its target step
-            copies.append((first, last, b, "at", int(problem.target_time[b])))
-    copies.sort()
+        if problem.is_output[b]:
+            evictions.append((first, last + 1, int(b)))
+        else:
+            prefetches.append((first, int(problem.target_time[b]), int(b)))
+    prefetches.sort()
+    evictions.sort()
+    engine = _Engine(problem.demand)
 
     start, stall = np.zeros(steps), np.zeros(steps)
-    copy_start, copy_end = np.full(n, np.nan), np.full(n, np.nan)
-    waits: dict[int, float] = {}
-    engine, queued, clock = 0.0, 0, 0.0
+    p = e = 0
+    clock = 0.0
     for t in range(steps):
-        # every copy whose first step is before t can be scheduled now (its start rule is known)
-        while queued < len(copies) and copies[queued][0] < t:
-            first, _, b, rule, waiter = copies[queued]
-            earliest = start[first] if rule == "at" else start[first - 1] + duration[first - 1]
-            copy_start[b] = max(engine, earliest)
-            engine = copy_end[b] = copy_start[b] + problem.demand[b]
-            waits[waiter] = max(waits.get(waiter, 0.0), engine)
-            queued += 1
-        start[t] = max(clock, waits.get(t, 0.0))
+        # the releases known before step t starts: prefetches of earlier steps, evictions of
+        # outputs written by earlier steps (at their end, `clock` at the latest)
+        while p < len(prefetches) and prefetches[p][0] < t:
+            first, waiter, b = prefetches[p]
+            engine.release(start[first], waiter, b)
+            p += 1
+        while e < len(evictions) and evictions[e][0] <= t:
+            first, waiter, b = evictions[e]
+            engine.release(start[first - 1] + duration[first - 1], waiter, b)
+            e += 1
+        start[t] = max(clock, engine.finish(t))
         stall[t] = start[t] - clock
+        engine.run(start[t])
         clock = start[t] + duration[t]
-    for first, _, b, rule, _ in copies[queued:]:  # copies starting in the last step
-        earliest = start[first] if rule == "at" else start[first - 1] + duration[first - 1]
-        copy_start[b] = max(engine, earliest)
-        engine = copy_end[b] = copy_start[b] + problem.demand[b]
-    total = max(clock, engine)
+    for first, waiter, b in prefetches[p:]:  # prefetches over the last step only
+        engine.release(start[first], waiter, b)
+    total = max(clock, engine.finish(None))
     return Timeline(total=float(total), all_slow=float(np.sum(slow)), start=start,
                     duration=duration, stall=stall, drain=float(total - clock),
-                    copy_start=copy_start, copy_end=copy_end)
+                    copy_start=engine.started, copy_end=engine.ended)
+
+
+class _Engine:
+    """One copy engine, preemptive earliest deadline first: at every moment it works on the
+    released copy whose waiting step comes first. (The game lets two copy intervals share a step
+    and split its supply, so a short copy may run inside a long one; EDF with preemption meets
+    every deadline that any schedule meets.)"""
+
+    def __init__(self, demand: np.ndarray):
+        self.demand = np.asarray(demand, np.float64)
+        self.left = self.demand.copy()
+        self.started = np.full(self.demand.shape, np.nan)
+        self.ended = np.full(self.demand.shape, np.nan)
+        self.time = 0.0
+        self.pending: list[tuple[float, int, int]] = []  # (release time, waiter, buffer)
+        self.ready: list[tuple[int, int]] = []  # heap of (waiter, buffer)
+
+    def release(self, at: float, waiter: int, buffer: int) -> None:
+        heapq.heappush(self.pending, (at, waiter, buffer))
+
+    def run(self, until: float, waiter: int | None = None) -> None:
+        """Works until `until`, or, given `waiter`, until its copies are done (then `time` is
+        when the last of them ended)."""
+        while True:
+            while self.pending and self.pending[0][0] <= self.time:
+                _, w, b = heapq.heappop(self.pending)
+                heapq.heappush(self.ready, (w, b))
+            if waiter is not None and not self._waiting(waiter):
+                return
+            if self.time >= until:
+                return
+            if not self.ready:
+                if not self.pending:
+                    self.time = max(self.time, until) if math.isfinite(until) else self.time
+                    return
+                self.time = min(self.pending[0][0], until)
+                continue
+            w, b = self.ready[0]
+            if math.isnan(self.started[b]):
+                self.started[b] = self.time
+            stop = min(self.time + self.left[b], until,
+                       self.pending[0][0] if self.pending else math.inf)
+            self.left[b] -= stop - self.time
+            self.time = stop
+            if self.left[b] <= 1e-12 * max(1.0, self.demand[b]):
+                heapq.heappop(self.ready)
+                self.ended[b] = self.time
+
+    def finish(self, waiter: int | None) -> float:
+        """When the copies that step `waiter` waits for are done (all copies, for None): runs
+        the engine that far; 0 if there are none."""
+        if waiter is None:
+            self.run(math.inf)
+            return float(np.nanmax(self.ended, initial=0.0))
+        if not self._waiting(waiter) and not self._pending_for(waiter):
+            return 0.0
+        self.run(math.inf, waiter)
+        return self.time
+
+    def _waiting(self, waiter: int) -> bool:
+        return any(w == waiter for w, _ in self.ready) or self._pending_for(waiter)
+
+    def _pending_for(self, waiter: int) -> bool:
+        return any(w == waiter for _, w, _ in self.pending)
 
 
 def _savings(problem: Problem, fast: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from jaxmmap.agent.loop import fit
 from jaxmmap.cli import main
 from jaxmmap.compare import Comparison, compare
 from jaxmmap.plots import layout, pick_tensor
-from jaxmmap.report import report
+from jaxmmap.report import report, speedup
 from jaxmmap.simulator import latency
 
 RULES = Rules(columns=32)
@@ -70,6 +70,13 @@ def test_a_report_over_a_comparison_and_a_training_run(runs):
     for workload, solvers in (("tiny", 3), ("g5", 3), ("g1", 2)):  # g1: the agent + heuristic
         assert sum(line.startswith(f"| {workload} |") for line in per_workload.splitlines()) == solvers
     assert "The heuristic was run here for: g1" in text
+    rows = {tuple(cell.strip() for cell in line.split("|")[1:3]): line.split("|")
+            for line in per_workload.splitlines() if line.startswith("| ")}
+    problem = bundled("tiny")
+    comparison = Comparison.load(root / "compare")
+    lat = {s: latency(problem, comparison.solutions[("tiny", s)]).total for s in ("random", "heuristic")}
+    assert float(rows[("tiny", "random")][7]) == pytest.approx(speedup(lat["heuristic"], lat["random"]), abs=0.006)
+    assert float(rows[("tiny", "random")][4]) == pytest.approx(lat["random"], rel=1e-5)
     table5 = text.split("(the paper's Table 5)")[1].split("##")[0]
     assert sum(line.startswith("| g1 |") for line in table5.splitlines()) == 1
     for name in ("speedups.png", "correlation.png", "training.png", "curves.png",
@@ -113,3 +120,19 @@ def test_plot_and_latency_commands(runs, tmp_path, capsys):
     assert printed["results"][-1]["speedup_over_heuristic_percent"] == pytest.approx(0.0)
     assert main(["report", str(root / "compare"), "-o", str(tmp_path / "r.md"), "--no-layouts"]) == 0
     assert (tmp_path / "r.md").exists() and not (tmp_path / "layouts").exists()
+
+
+def test_a_solver_that_two_sources_hold_gets_one_row_each(runs):
+    root, _ = runs
+    text = report([str(root / "compare"), str(root / "compare")], str(root / "twice" / "r.md"),
+                  layouts=False)
+    per_workload = text.split("## Per workload")[1].split("##")[0]
+    labels = [line.split("|")[2].strip() for line in per_workload.splitlines()
+              if line.startswith("| tiny |")]
+    assert sorted(labels) == sorted(["random", "greedy", "heuristic", "random (compare)",
+                                     "greedy (compare)", "heuristic (compare)"])
+
+
+def test_a_program_that_takes_no_time_has_an_infinite_speedup():
+    assert speedup(2.0, 0.0) == float("inf") and speedup(0.0, 0.0) == 0.0
+    assert speedup(3.0, 2.0) == pytest.approx(50.0)

@@ -3,6 +3,7 @@ return on real solutions."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -127,3 +128,29 @@ def test_correlation_of_return_and_speedup():
     out = correlation(problem, solutions)
     assert out["n"] == 4 and out["pearson"] > 0.99 and out["spearman"] == pytest.approx(1.0)
     assert math.isnan(correlation(problem, solutions[:2])["pearson"])  # too few to say
+
+
+def test_a_short_copy_runs_inside_a_long_one():
+    # The game lets the intervals [0, 2] (a 2.4 us prefetch for step 3) and [1, 1] (a 0.5 us
+    # eviction of step 0's output) share step 1's supply. The engine runs the eviction, whose
+    # step comes first, inside the prefetch, and nothing stalls (one after the other, step 2
+    # would wait 0.9 us).
+    problem = make_problem([{"t": 0, "out": True, "demand": 0.5, "benefit": 0.0, "tensor": 1},
+                            {"t": 3, "demand": 2.4, "benefit": 0.0, "tensor": 2}],
+                           supply=[1, 1, 1, 1], metadata={"step_latency": [1.0] * 4})
+    solution = make_solution(problem, [(COPY, 0, (0, 1), (1, 1)), (COPY, 20, (0, 3), (0, 2))])
+    assert validate(problem, solution).ok
+    timeline = latency(problem, solution)
+    assert timeline.stalled == 0 and timeline.total == pytest.approx(4.0)
+    np.testing.assert_allclose(timeline.copy_start, [1.0, 0.0])
+    np.testing.assert_allclose(timeline.copy_end, [1.5, 2.9])
+
+
+def test_copies_planned_within_the_supply_never_stall_when_steps_take_their_supply():
+    # with every step as long as its supply (nothing saved), the copies the game planned fit
+    problem = bundled("tiny")
+    flat = dataclasses.replace(problem, benefit=np.zeros_like(problem.benefit),
+                               metadata={**problem.metadata, "step_latency": list(problem.supply)})
+    for name in ("greedy", "heuristic"):
+        solution = solve(problem, name, budget_s=5, rules=Rules()).solution
+        assert latency(flat, solution).stalled == pytest.approx(0.0, abs=1e-9)

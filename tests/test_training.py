@@ -108,7 +108,7 @@ def test_a_batch_has_the_unrolled_shapes_and_sane_targets(muzero_run):
 def test_a_demonstration_replays_its_game_with_exact_returns(muzero_run):
     config, state, _, instance, _ = muzero_run
     best = state.actors.best
-    rows = train.demonstration_rows(instance, config)
+    rows = train.demonstration_rows(instance, config.replace(demonstration_fraction=0.25))
     demo = jax.jit(functools.partial(selfplay.demonstration, rows=rows, discount=0.9))(
         game.init(instance, backup=True), best.board.action)
     chex.assert_shape(demo.data.action, (rows, 1))
@@ -146,6 +146,24 @@ def test_a_demonstration_seeds_the_best_game_and_its_part_of_every_batch():
     alive = np.asarray(batch.alive)[-d:] > 0
     policy, action = np.asarray(batch.policy)[-d:], np.asarray(batch.action)[-d:]
     np.testing.assert_array_equal(policy[alive], np.eye(3)[action[alive]])  # the moves played
+    # the demonstration is the best game so far (rebuilt when the agent beat the given one), and
+    # its value targets are its exact returns-to-go (n-step sums of exact values telescope)
+    demo = jax.tree.map(lambda x: np.asarray(x[:, 0]), state.demonstration.data.replace(observation=None))
+    n = problem.num_buffers
+    np.testing.assert_array_equal(demo.action[:n], np.asarray(state.actors.best.board.action)[:n])
+    assert demo.reward[:n].sum() == pytest.approx(float(state.actors.best_return), rel=1e-5)
+    targets = np.asarray(batch.value)[-d:, 0]
+    gaps = np.abs(targets[:, None] - demo.value[None, :n]).min(axis=1)
+    np.testing.assert_allclose(gaps, 0.0, atol=1e-4)
+    # fit reports only the agent's own games as its best, never the given one
+    outcome = fit(problem, config, rules=RULES, max_iterations=20, padding=PAD,
+                  demonstration=given.action)
+    assert outcome.solution is None or outcome.solution.ret > given.ret
+
+
+def test_without_demonstrations_the_demonstration_replay_is_a_placeholder(muzero_run):
+    _, state, *_ = muzero_run
+    chex.assert_shape(state.demonstration.data.action, (1, 1))
 
 
 @pytest.mark.parametrize("mode", ["alphazero", "mcts", "no_search"])

@@ -133,7 +133,8 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
     `budget_s` seconds; see the module docstring. `devices` (default all local ones) share the
     games; `padding` (buffers, steps, tables) pads the instance (default: `instance.bucket`);
     `stop_at` ends training once a game reaches that return; `demonstration` (an action per
-    buffer) seeds the best game and the demonstration (`train.init`)."""
+    buffer) seeds the best game and the demonstration (`train.init`): `Outcome.solution` is then
+    only a game of the agent's that beats it (None if none does)."""
     from jaxmmap.validator import validate
 
     clock = Anytime(math.inf if budget_s is None else budget_s)
@@ -159,6 +160,8 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         from tqdm import tqdm
         bar = tqdm(total=max_iterations, initial=iteration, unit="it", dynamic_ncols=True)
     best, best_return, chunks = None, -math.inf, 0
+    if demonstration is not None and iteration == 0:  # only the agent's own games are its best
+        best_return = float(state.actors.best_return)
     episodes = sum(r["finished"] for r in logs.rows)
     try:
         while ((max_iterations is None or iteration < max_iterations) and not clock.out_of_time()

@@ -126,12 +126,15 @@ def act(params, key: jax.Array, actors: Actors, instance: Instance, *, config: A
 
 def follow(actions: jax.Array):
     """A game policy (`play.Policy`) that plays `actions[buffer]` when legal, else the first
-    legal move."""
+    legal of Drop, NoCopy, Copy (the move that takes the least)."""
+    fallback = jnp.array([game.DROP, game.NOCOPY, game.COPY])
+
     def policy(key, state: game.State) -> jax.Array:
         del key
         legal = game.legal_action_mask(state)
         wanted = actions[jnp.minimum(state.board.cursor, actions.shape[0] - 1)]
-        return jnp.where(legal[wanted], wanted, jnp.argmax(legal)).astype(jnp.int32)
+        other = fallback[jnp.argmax(legal[fallback])]
+        return jnp.where(legal[wanted], wanted, other).astype(jnp.int32)
 
     return policy
 
@@ -141,12 +144,13 @@ def demonstration(start: game.State, actions: jax.Array, *, rows: int, discount:
     """A one-game replay of `rows` rows holding the game that plays `actions` (int32[N], a move
     per buffer: a won game's `board.action`) from `start` (a new game with its instance).
 
-    Each buffer gets its move when legal, else the first legal one, so any action vector plays to
-    an end. Row k is the k-th move: the policy target is the move played (one-hot) and the value
-    the exact discounted return from there on, so n-step targets read from it are Monte-Carlo
-    returns. Rows after the last move are padding (`valid` False). `rows` must exceed the
-    game's moves (N for a won game's actions, plus `horizon` + 1 so the last moves can be
-    sampled with their unroll).
+    Each buffer gets its move when legal, else `follow`'s fallback. A won game's actions replay
+    exactly, one move per buffer; other vectors may lose, or restore (Drop-backup) and need more
+    moves than `rows` (`train.init` refuses those). Row k is the k-th move: the policy target is
+    the move played (one-hot) and the value the exact discounted return from there on, so n-step
+    targets read from it are Monte-Carlo returns. Rows after the last move are padding (`valid`
+    False). `rows` must exceed the game's moves (N for a won game's actions, plus `horizon` + 1
+    so the last moves can be sampled with their unroll).
     """
     policy = follow(actions)
 

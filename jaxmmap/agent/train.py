@@ -81,12 +81,19 @@ def init(instance: Instance, config: AgentConfig, *, seed: int = 0,
         actions[: len(demonstration)] = demonstration
         actions = jnp.asarray(actions)
     state = _init(instance, jax.random.key(seed), actions, config=config)
+    if demonstration is not None:
+        replayed = not config.demonstrated or bool(state.demonstration.data.done.any())
+        if not (np.isfinite(float(state.actors.best_return)) and replayed):
+            raise ValueError("the demonstration does not replay to a won game within the "
+                             "demonstration replay's rows: give a won game's actions (e.g. "
+                             "heuristic.replay(...).action)")
     return jax.tree.map(jnp.copy, state)  # one buffer per leaf: `run_chunk` donates them
 
 
 def demonstration_rows(instance: Instance, config: AgentConfig) -> int:
-    """Rows of the demonstration replay: a won game's moves and the last one's horizon."""
-    return instance.width.shape[0] + config.horizon + 1
+    """Rows of the demonstration replay: a won game's moves and the last one's horizon (one
+    placeholder row when the learner takes no demonstration)."""
+    return instance.width.shape[0] + config.horizon + 1 if config.demonstrated else 1
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
@@ -104,8 +111,9 @@ def _init(instance: Instance, key: jax.Array, demonstration: jax.Array | None, *
     rows = demonstration_rows(instance, config)
     demo = replay_lib.init(jax.tree.map(lambda x: x[:1], example), rows)
     if demonstration is not None:
-        demo = selfplay.demonstration(game.init(instance, backup=True), demonstration, rows=rows,
-                                      discount=config.discount)
+        if config.demonstrated:
+            demo = selfplay.demonstration(game.init(instance, backup=True), demonstration,
+                                          rows=rows, discount=config.discount)
         played = rollout(instance, key, selfplay.follow(demonstration), backup=True)
         won = played.done & ~played.lost
         actors = actors.replace(best=played.replace(instance=None),
