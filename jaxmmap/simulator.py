@@ -160,9 +160,11 @@ class _Engine:
         self.time = 0.0
         self.pending: list[tuple[float, int, int]] = []  # (release time, waiter, buffer)
         self.ready: list[tuple[int, int]] = []  # heap of (waiter, buffer)
+        self.open: dict[int, int] = {}  # waiter -> its copies not finished yet
 
     def release(self, at: float, waiter: int, buffer: int) -> None:
         heapq.heappush(self.pending, (at, waiter, buffer))
+        self.open[waiter] = self.open.get(waiter, 0) + 1
 
     def run(self, until: float, waiter: int | None = None) -> None:
         """Works until `until`, or, given `waiter`, until its copies are done (then `time` is
@@ -191,6 +193,7 @@ class _Engine:
             if self.left[b] <= 1e-12 * max(1.0, self.demand[b]):
                 heapq.heappop(self.ready)
                 self.ended[b] = self.time
+                self.open[w] -= 1
 
     def finish(self, waiter: int | None) -> float:
         """When the copies that step `waiter` waits for are done (all copies, for None): runs
@@ -198,16 +201,13 @@ class _Engine:
         if waiter is None:
             self.run(math.inf)
             return float(np.nanmax(self.ended, initial=0.0))
-        if not self._waiting(waiter) and not self._pending_for(waiter):
+        if not self._waiting(waiter):
             return 0.0
         self.run(math.inf, waiter)
         return self.time
 
     def _waiting(self, waiter: int) -> bool:
-        return any(w == waiter for w, _ in self.ready) or self._pending_for(waiter)
-
-    def _pending_for(self, waiter: int) -> bool:
-        return any(w == waiter for _, w, _ in self.pending)
+        return self.open.get(waiter, 0) > 0
 
 
 def _savings(problem: Problem, fast: np.ndarray) -> np.ndarray:
