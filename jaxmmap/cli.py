@@ -223,22 +223,17 @@ def _import(args) -> int:
 
 
 def _latency(args) -> int:
-    from jaxmmap.report import BASELINE, speedup
-    from jaxmmap.rules import Rules
+    from jaxmmap.report import BASELINE, baseline, speedup
     from jaxmmap.simulator import latency
-    from jaxmmap.solvers.heuristic import heuristic
     problem = open_problem(args.problem)
     solutions = [load_solution(path) for path in args.solutions]
-    first = solutions[0].rules if solutions else {}
-    base = heuristic(problem, 60.0, 0, rules=Rules(**first) if first else Rules()).solution
-    reference = latency(problem, base).total
-    out = []
-    for path, solution in zip(args.solutions + [BASELINE], solutions + [base]):
-        t = latency(problem, solution)
-        out.append({"solution": path, "solver": solution.solver, "return": solution.ret,
-                    "latency": t.total, "stall": t.stalled, "all_slow": t.all_slow,
-                    "speedup_over_all_slow_percent": speedup(t.all_slow, t.total),
-                    "speedup_over_heuristic_percent": speedup(reference, t.total)})
+    solutions.append(baseline(problem, solutions[0] if solutions else None))
+    timelines = [latency(problem, s) for s in solutions]
+    out = [{"solution": path, "solver": s.solver, "return": s.ret, "latency": t.total,
+            "stall": t.stalled, "all_slow": t.all_slow,
+            "speedup_over_all_slow_percent": speedup(t.all_slow, t.total),
+            "speedup_over_heuristic_percent": speedup(timelines[-1].total, t.total)}
+           for path, s, t in zip(args.solutions + [BASELINE], solutions, timelines)]
     print(json.dumps({"problem": problem.name, "results": out}, indent=2))
     return 0
 

@@ -146,21 +146,18 @@ class Comparison:
             runs.append(Run(r["instance"], r["solver"], int(r["seed"]), r["status"], ret, final,
                             float(r["seconds"]), found, trace, r.get("info", {}),
                             r.get("message", "")))
-        files = data.get("files")
-        if files is None:  # saved before the index: solutions/<instance>.<solver>.json.gz
-            files = {}
-            folder = os.path.join(directory, "solutions")
-            for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
-                if name.endswith(".json.gz"):
-                    rel = os.path.join("solutions", name)
-                    instance = load_solution(os.path.join(directory, rel)).problem
-                    solver = name[: -len(".json.gz")].rsplit(".", 1)[1]
-                    files.setdefault(instance, {}).setdefault("solutions", {})[solver] = rel
+        files = data.get("files", {})
         solutions = {(instance, solver): load_solution(os.path.join(directory, path))
                      for instance, entry in files.items()
                      for solver, path in entry.get("solutions", {}).items()}
         problems = {instance: load_problem(os.path.join(directory, entry["problem"]))
                     for instance, entry in files.items() if "problem" in entry}
+        folder = os.path.join(directory, "solutions")
+        if "files" not in data and os.path.isdir(folder):  # saved before the index
+            for name in sorted(os.listdir(folder)):  # <instance>.<solver>.json.gz
+                if name.endswith(".json.gz"):
+                    solution = load_solution(os.path.join(folder, name))
+                    solutions[solution.problem, name[: -len(".json.gz")].rsplit(".", 1)[1]] = solution
         return cls(runs=runs, bounds={k: float(v) for k, v in data["bounds"].items()},
                    budget_s=budget, seeds=int(data["seeds"]), environment=data["environment"],
                    solutions=solutions, problems=problems)

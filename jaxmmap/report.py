@@ -36,9 +36,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from jaxmmap.problem import Problem, Solution, load_problem, load_solution
-from jaxmmap.simulator import correlation, latency
+from jaxmmap.simulator import correlation_of, latency
 
-__all__ = ["Entry", "collect", "read_metrics", "report", "speedup"]
+__all__ = ["Entry", "baseline", "collect", "read_metrics", "report", "speedup"]
 
 BASELINE = "heuristic"
 
@@ -188,8 +188,8 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
     for w in workloads:
         mine = [e for e in entries if e.workload == w]
         pool = _unique([e.solution for e in mine] + [s for e in mine for s in e.others])
-        c = correlation(mine[0].problem, pool)
         points[w] = ([s.ret for s in pool], [latency(mine[0].problem, s).speedup for s in pool])
+        c = correlation_of(*points[w])
         lines.append(f"| {w} | {c['n']} | {_fmt(c['pearson'])} | {_fmt(c['spearman'])} |")
 
     figures = {"speedups.png": f"Speedup over the {BASELINE} per workload (Figure 10)",
@@ -240,19 +240,24 @@ def _label(entries: list[Entry], workload: str, solver: str, source: str, *,
     return solver
 
 
-def _add_baselines(entries: list[Entry], workloads: list[str]) -> list[str]:
-    """Runs the heuristic on the workloads that no source solved with it."""
+def baseline(problem: Problem, like: Solution | None = None) -> Solution:
+    """The heuristic's solution of `problem`, under the rules `like` was made with (default
+    rules without it)."""
     from jaxmmap.rules import Rules
     from jaxmmap.solvers.heuristic import heuristic
 
+    rules = Rules(**like.rules) if like is not None and like.rules else Rules()
+    return heuristic(problem, 60.0, 0, rules=rules).solution
+
+
+def _add_baselines(entries: list[Entry], workloads: list[str]) -> list[str]:
+    """Runs the heuristic on the workloads that no source solved with it."""
     added = []
     for w in workloads:
         if any(e.workload == w and e.solver == BASELINE for e in entries):
             continue
         first = next(e for e in entries if e.workload == w)
-        rules = Rules(**first.solution.rules) if first.solution.rules else Rules()
-        solution = heuristic(first.problem, 60.0, 0, rules=rules).solution
-        entries.append(Entry(w, BASELINE, first.problem, solution))
+        entries.append(Entry(w, BASELINE, first.problem, baseline(first.problem, first.solution)))
         added.append(w)
     return added
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from jaxmmap.problem import COPY, DROP, Problem, Solution
 
-__all__ = ["Timeline", "correlation", "latency", "step_latency"]
+__all__ = ["Timeline", "correlation", "correlation_of", "latency", "step_latency"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -230,12 +230,17 @@ def correlation(problem: Problem, solutions: Sequence[Solution]) -> dict[str, fl
     and Figure 6): Pearson and Spearman correlations of the return with the speedup (both
     positive when the reward is a good proxy: a higher return, a faster program), over `n`
     solutions; nan with fewer than 3 or no spread."""
+    return correlation_of([s.ret for s in solutions],
+                          [latency(problem, s).speedup for s in solutions])
+
+
+def correlation_of(returns: Sequence[float], speedups: Sequence[float]) -> dict[str, float]:
+    """`correlation` of returns and speedups already simulated."""
     from scipy import stats
 
-    rets = np.array([s.ret for s in solutions], np.float64)
-    speed = np.array([latency(problem, s).speedup for s in solutions], np.float64)
-    out = {"n": len(solutions), "pearson": math.nan, "spearman": math.nan}
-    if len(solutions) >= 3 and np.ptp(rets) > 0 and np.ptp(speed) > 0:
+    rets, speed = np.asarray(returns, np.float64), np.asarray(speedups, np.float64)
+    out = {"n": len(rets), "pearson": math.nan, "spearman": math.nan}
+    if len(rets) >= 3 and np.ptp(rets) > 0 and np.ptp(speed) > 0:
         out["pearson"] = float(stats.pearsonr(rets, speed)[0])
         out["spearman"] = float(stats.spearmanr(rets, speed)[0])
     return out

@@ -109,8 +109,9 @@ def test_a_demonstration_replays_its_game_with_exact_returns(muzero_run):
     config, state, _, instance, _ = muzero_run
     best = state.actors.best
     rows = train.demonstration_rows(instance, config.replace(demonstration_fraction=0.25))
-    demo = jax.jit(functools.partial(selfplay.demonstration, rows=rows, discount=0.9))(
+    final, demo = jax.jit(functools.partial(selfplay.demonstration, rows=rows, discount=0.9))(
         game.init(instance, backup=True), best.board.action)
+    assert bool(final.done) and float(final.board.ret) == pytest.approx(float(state.actors.best_return))
     chex.assert_shape(demo.data.action, (rows, 1))
     data = jax.tree.map(lambda x: np.asarray(x[:, 0]), demo.data.replace(observation=None))
     n = tiny(1).num_buffers

@@ -140,9 +140,10 @@ def follow(actions: jax.Array):
 
 
 def demonstration(start: game.State, actions: jax.Array, *, rows: int, discount: float
-                  ) -> replay_lib.Replay:
-    """A one-game replay of `rows` rows holding the game that plays `actions` (int32[N], a move
-    per buffer: a won game's `board.action`) from `start` (a new game with its instance).
+                  ) -> tuple[game.State, replay_lib.Replay]:
+    """The game that plays `actions` (int32[N], a move per buffer: a won game's `board.action`)
+    from `start` (a new game with its instance), `rows` moves at most: its last state, and a
+    one-game replay of `rows` rows holding it.
 
     Each buffer gets its move when legal, else `follow`'s fallback. A won game's actions replay
     exactly, one move per buffer; other vectors may lose, or restore (Drop-backup) and need more
@@ -165,7 +166,7 @@ def demonstration(start: game.State, actions: jax.Array, *, rows: int, discount:
             value=jnp.float32(0), done=stepped.done & live, valid=live)
         return jax.tree.map(lambda new, old: jnp.where(live, new, old), stepped, state), row
 
-    _, data = jax.lax.scan(move, start, None, length=rows)
+    final, data = jax.lax.scan(move, start, None, length=rows)
 
     def to_go(later, row):  # discounted returns-to-go, from the last row back
         value = row.reward + discount * jnp.where(row.done, 0.0, later)
@@ -173,7 +174,7 @@ def demonstration(start: game.State, actions: jax.Array, *, rows: int, discount:
 
     _, value = jax.lax.scan(to_go, jnp.float32(0), data, reverse=True)
     data = jax.tree.map(lambda x: x[:, None], data.replace(value=value))  # one game: [rows, 1]
-    return replay_lib.Replay(data=data, head=jnp.int32(0), count=jnp.int32(rows))
+    return final, replay_lib.Replay(data=data, head=jnp.int32(0), count=jnp.int32(rows))
 
 
 def _where(pick: jax.Array, a, b):

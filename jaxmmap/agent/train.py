@@ -111,17 +111,17 @@ def _init(instance: Instance, key: jax.Array, demonstration: jax.Array | None, *
     rows = demonstration_rows(instance, config)
     demo = replay_lib.init(jax.tree.map(lambda x: x[:1], example), rows)
     if demonstration is not None:
-        if config.demonstrated:
-            demo = selfplay.demonstration(game.init(instance, backup=True), demonstration,
-                                          rows=rows, discount=config.discount)
-        played = rollout(instance, key, selfplay.follow(demonstration), backup=True)
+        if config.demonstrated:  # the replay's scan plays the game
+            played, demo = selfplay.demonstration(game.init(instance, backup=True), demonstration,
+                                                  rows=rows, discount=config.discount)
+        else:
+            played = rollout(instance, key, selfplay.follow(demonstration), backup=True)
         won = played.done & ~played.lost
         actors = actors.replace(best=played.replace(instance=None),
                                 best_return=jnp.where(won, played.board.ret, -jnp.inf))
     return TrainState(learner=learner_lib.init(params, config), actors=actors,
                       replay=replay_lib.init(example, config.rows), demonstration=demo,
                       key=jax.random.key_data(key), moves=jnp.int32(0))
-
 
 
 def temperature(config: AgentConfig, learner_steps: jax.Array) -> jax.Array:
@@ -153,7 +153,7 @@ def iteration(state: TrainState, instance: Instance, *, config: AgentConfig, sup
         def rebuild(_):
             start = game.init(instance, backup=True)
             return selfplay.demonstration(start, actors.best.board.action,
-                                          rows=demo.data.action.shape[0], discount=config.discount)
+                                          rows=demo.data.action.shape[0], discount=config.discount)[1]
 
         improved = actors.best_return > state.actors.best_return
         demo = jax.lax.cond(improved, rebuild, lambda d: d, demo)
