@@ -26,6 +26,7 @@ from jaxmmap.instance import Instance
 
 COPY, NOCOPY, DROP = 0, 1, 2
 UNDECIDED, PLACED, DROPPED = 0, 1, 2  # group status
+PIN_FREE, PINNED, PIN_FORBIDDEN = 0, 1, 2  # tensor pin status
 
 
 @struct.dataclass
@@ -50,6 +51,9 @@ class Board:
       tensor_start, tensor_end, tensor_offset: int32[N] per tensor, the allocation with the
         latest end so far (-1 if none): the NoCopy predecessor.
       table_mask: int32[K] per latency table, the bits of its buffers already placed.
+      tensor_pin: int8[N] per tensor, PIN_FREE, PINNED (its output was played NoCopy: the tensor
+        is only in fast memory, so its later buffers must be NoCopy) or PIN_FORBIDDEN (by a
+        Drop-backup restore).
     """
 
     cursor: jax.Array
@@ -70,6 +74,7 @@ class Board:
     tensor_end: jax.Array
     tensor_offset: jax.Array
     table_mask: jax.Array
+    tensor_pin: jax.Array
 
 
 @struct.dataclass
@@ -133,7 +138,8 @@ def init(instance: Instance, *, backup: bool = False) -> State:
         action=i32(n), offset=i32(n), alloc_start=i32(n), alloc_end=i32(n),
         copy_start=i32(n), copy_end=i32(n), group_status=i32(n, UNDECIDED), group_offset=i32(n),
         group_left=jnp.zeros(n, jnp.int32).at[instance.group].add(instance.valid.astype(jnp.int32)),
-        tensor_start=i32(n), tensor_end=i32(n), tensor_offset=i32(n), table_mask=i32(k, 0))
+        tensor_start=i32(n), tensor_end=i32(n), tensor_offset=i32(n), table_mask=i32(k, 0),
+        tensor_pin=jnp.full(n, PIN_FREE, jnp.int8))
     candidates = _candidates(instance, board)
     return State(instance=instance, board=board, backup=board if backup else None,
                  backup_candidates=candidates if backup else None,
@@ -190,15 +196,25 @@ def step(state: State, action: jax.Array) -> State:
     if backup is not None:  # return to the backup, with the offending alias group dropped
         restored = infeasible
         n = inst.width.shape[0]
-        bad_group = inst.group[jnp.minimum(board.cursor, n - 1)]
-        back = backup.replace(group_status=backup.group_status.at[bad_group].set(DROPPED))
-        # Only the status of its own group changes the saved candidates of the backup's buffer.
-        own = inst.group[jnp.minimum(backup.cursor, n - 1)] == bad_group
-        back_cand = backup_cand.replace(legal=backup_cand.legal & jnp.array([~own, ~own, True]))
+        bad = jnp.minimum(board.cursor, n - 1)
+        bad_group, bad_tensor = inst.group[bad], inst.tensor[bad]
+        # A use of a pinned tensor that cannot be served: forbid the pin instead.
+        pin_conflict = board.tensor_pin[bad_tensor] == PINNED
+        status, pin = backup.group_status[bad_group], backup.tensor_pin[bad_tensor]
+        back = backup.replace(
+            group_status=backup.group_status.at[bad_group].set(jnp.where(pin_conflict, status, DROPPED)),
+            tensor_pin=backup.tensor_pin.at[bad_tensor].set(jnp.where(pin_conflict, PIN_FORBIDDEN, pin)))
+        # Only its own group's status, or its own tensor's pin, changes the saved candidates of
+        # the backup's buffer.
+        first = jnp.minimum(backup.cursor, n - 1)
+        own = ~pin_conflict & (inst.group[first] == bad_group)
+        own_pin = pin_conflict & (inst.tensor[first] == bad_tensor)
+        back_cand = backup_cand.replace(
+            legal=backup_cand.legal & jnp.stack([~own, ~own & ~own_pin, jnp.bool_(True)]))
         # lax.cond: a real branch for a single game (no copy of the board unless needed); under
         # vmap it becomes a select, as the batch needs.
         board, next_cand = jax.lax.cond(restored, lambda: (back, back_cand), lambda: (board, next_cand))
-        save = active & (restored | _clean_cut(board))
+        save = active & (restored | _clean_cut(inst, board))
         backup, backup_cand = jax.lax.cond(save, lambda: (board, next_cand), lambda: (backup, backup_cand))
         reward = jnp.where(restored, back.ret - before.ret, reward)
     lost = active & (~legal | (infeasible & ~restored))
@@ -213,9 +229,11 @@ def step(state: State, action: jax.Array) -> State:
 # ---------------------------------------------------------------------------- internals
 
 
-def _clean_cut(board: Board) -> jax.Array:
-    """No alias group with a placed member has undecided members: dropping the rest completes."""
-    return ~jnp.any((board.group_status == PLACED) & (board.group_left > 0))
+def _clean_cut(inst: Instance, board: Board) -> jax.Array:
+    """No alias group with a placed member, and no pinned tensor, has undecided members:
+    dropping the rest completes the game."""
+    open_pins = (board.tensor_pin == PINNED) & (inst.tensor_last >= board.cursor)
+    return ~jnp.any((board.group_status == PLACED) & (board.group_left > 0)) & ~jnp.any(open_pins)
 
 
 def _used_prefix(inst: Instance, board: Board, start, end) -> jax.Array:
@@ -261,6 +279,8 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     live_end = inst.live_end[i]
     status, goff = board.group_status[g], board.group_offset[g]
     placed, dropped = status == PLACED, status == DROPPED
+    pin = board.tensor_pin[tensor]
+    pinned = pin == PINNED  # a later buffer of a pinned tensor: NoCopy is its only action
     steps = jnp.arange(num_steps)
 
     # Copy interval from prefix sums of the remaining supply (P[k] = W[0] + ... + W[k-1]).
@@ -275,14 +295,15 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     c_start = jnp.where(is_out, t + 1, s)
     c_end = jnp.where(is_out, e, t - 1)
     edges_free = ~jnp.any(board.edge & (steps >= c_start) & (steps < c_end))
-    copy_ok = jnp.where(is_out, out_ok, in_ok) & (edges_free | ~has_copy)
+    copy_ok = jnp.where(is_out, out_ok, in_ok) & (edges_free | ~has_copy) & ~pinned
     a_start, a_end = jnp.where(is_out, t, s), jnp.where(is_out, e, t)
 
-    # NoCopy: extend the tensor's latest allocation up to the target.
+    # NoCopy: extend the tensor's latest allocation up to the target; for an output, pin the
+    # tensor: allocate its whole live range.
     p_start, p_end, p_off = board.tensor_start[tensor], board.tensor_end[tensor], board.tensor_offset[tensor]
-    has_pred = (p_end >= 0) & (p_start <= t)
-    covered = p_end >= t
-    x_start, x_end = p_end + 1, t
+    has_pred = jnp.where(is_out, inst.pinnable[i] & (pin == PIN_FREE), (p_end >= 0) & (p_start <= t))
+    covered = ~is_out & (p_end >= t)
+    x_start, x_end = jnp.where(is_out, t, p_end + 1), jnp.where(is_out, live_end, t)
 
     # Offsets. A group that is not placed yet has no cells, so the grid alone tells which columns
     # are free and gives the lowest offset; a placed group's offset is forced, and is checked
@@ -296,13 +317,13 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
 
     copy_off = jnp.where(placed, goff, _lowest(used[0], width))
     copy_ok &= fits(0, a_start, a_end, copy_off)
-    x_off = jnp.where(inst.nocopy_lowest & ~covered,
+    x_off = jnp.where((inst.nocopy_lowest | is_out) & ~covered,
                       jnp.where(placed, goff, _lowest(used[1], width)), p_off)
     nocopy_ok = has_pred & (covered | fits(1, x_start, x_end, x_off)) & (~placed | (x_off == goff))
 
     none = jnp.int32(-1)
     return Candidates(
-        legal=jnp.stack([copy_ok & ~dropped, nocopy_ok & ~dropped, ~placed]),
+        legal=jnp.stack([copy_ok & ~dropped, nocopy_ok & ~dropped, ~placed & ~pinned]),
         offset=jnp.stack([copy_off, x_off, none]).astype(jnp.int32),
         alloc_start=jnp.stack([a_start, jnp.where(covered, none, x_start), none]).astype(jnp.int32),
         alloc_end=jnp.stack([a_end, jnp.where(covered, none, x_end), none]).astype(jnp.int32),
@@ -375,4 +396,6 @@ def _apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tu
         tensor_offset=put(board.tensor_offset, tensor, jnp.where(newer, offset, board.tensor_offset[tensor])),
         table_mask=put(board.table_mask, jnp.maximum(table, 0),
                        jnp.where(placed & (table >= 0), mask | bit, mask)),
+        tensor_pin=put(board.tensor_pin, tensor,
+                       jnp.where(is_out & (action == NOCOPY), jnp.int8(PINNED), board.tensor_pin[tensor])),
     ), reward

@@ -13,8 +13,9 @@ The model (see `generate` for every option):
   operand order (`is_output = False`), then one output buffer (`is_output = True`), all with
   `target_time = i`, so target times are non-decreasing. A tensor lives from its producing step
   (0 for parameters) to the last step that reads it (inclusive); every buffer of the tensor
-  carries that range. Tensor ids are renumbered densely in order of first appearance (parameters
-  nobody reads have no buffers and disappear).
+  carries that range. The outputs nobody reads are the program's results: they are `live_out`
+  (they must end in slow memory). Tensor ids are renumbered densely in order of first
+  appearance (parameters nobody reads have no buffers and disappear).
 * **Aliasing.** An *in-place* instruction (probability `inplace_prob`) writes its output into the
   memory of one of its operands that no later instruction reads (none such: not in place). A
   *loop carry* (probability `loop_prob` per instruction) is a chain of 2..`max_loop_length`
@@ -279,6 +280,10 @@ def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
     t_size = np.where(over_root[root], big[root], t_size)
 
     size = t_size[buf_tensor]
+    # The program's results: the outputs no instruction reads (they must end in slow memory).
+    t_live_out = np.zeros(n_tensors, dtype=bool)
+    t_live_out[P:] = last_read[P:] < 0
+    live_out = t_live_out[buf_tensor]
     live_start = t_start[buf_tensor]
     live_end = t_end[buf_tensor]
 
@@ -336,7 +341,7 @@ def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
         memory_size=int(memory_size), supply=supply, size=size, is_output=is_output,
         target_time=target_time, tensor_id=tensor_id, alias_id=alias_id,
         live_start=live_start, live_end=live_end, demand=demand, benefit=benefit,
-        latency_tables=tables, metadata=metadata)
+        latency_tables=tables, metadata=metadata, live_out=live_out)
 
 
 def _roofline_tables(counts, sizef, compute, mem_time, slow_bw, fast_bw):

@@ -34,6 +34,8 @@ class Instance:
       table: int32[N] latency table of the buffer, -1 if none.
       table_bit: int32[N] the buffer's bit in its table.
       valid: bool[N] False for padding.
+      pinnable: bool[N] NoCopy of the buffer may pin its tensor (see `rules.Discretized`).
+      tensor_last: int32[N] per dense tensor id, the index of its last buffer (-1 if none).
       supply: int32[T] supply in ticks (0 on padded steps).
       gain: float32[K, 256] latency tables as time saved, L(nothing) - L(mask).
       num_buffers, num_steps: int32[] real sizes.
@@ -56,6 +58,8 @@ class Instance:
     table: jax.Array
     table_bit: jax.Array
     valid: jax.Array
+    pinnable: jax.Array
+    tensor_last: jax.Array
     supply: jax.Array
     gain: jax.Array
     num_buffers: jax.Array
@@ -108,6 +112,8 @@ def make_instance(problem: Problem, rules: Rules = Rules(), *, num_buffers: int 
         table=pad(d.table, N, -1, i32),
         table_bit=pad(d.table_bit, N, 0, i32),
         valid=pad(np.ones(n, bool), N, False, bool),
+        pinnable=pad(d.pinnable, N, False, bool),
+        tensor_last=pad(np.concatenate([d.tensor_last, spare]), N, -1, i32),
         supply=pad(d.supply, T, 0, i32),
         gain=pad(d.gain, K, 0.0, np.float32),
         num_buffers=jnp.int32(n),

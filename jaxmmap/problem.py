@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-PROBLEM_FORMAT = "jaxmmap.problem/1"
+PROBLEM_FORMAT = "jaxmmap.problem/2"
+#: Older problem formats still read: version 1 has no `live_out` column (no tensor is marked).
+OLD_PROBLEM_FORMATS = ("jaxmmap.problem/1",)
 SOLUTION_FORMAT = "jaxmmap.solution/1"
 MAX_TABLE_BUFFERS = 8
 MAX_BYTES = 2 ** 62  # sizes and memory_size stay far from int64 overflow
@@ -34,6 +36,7 @@ _BUFFER_FIELDS = {
     "live_end": (np.int64, "int"),
     "demand": (np.float64, "float"),
     "benefit": (np.float64, "float"),
+    "live_out": (np.bool_, "bool"),
 }
 
 _SOLUTION_FIELDS = ("action", "offset", "alloc_start", "alloc_end", "copy_start", "copy_end")
@@ -78,6 +81,13 @@ class Problem:
     benefit: np.ndarray  # float64[N]
     latency_tables: tuple[LatencyTable, ...] = ()
     metadata: dict = dataclasses.field(default_factory=dict)
+    # bool[N]: the tensor must be in slow memory when its life ends (a result of the program,
+    # or a donated buffer), so it cannot stay pinned in fast memory. None: no tensor is.
+    live_out: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.live_out is None:
+            object.__setattr__(self, "live_out", np.zeros(np.shape(self.size)[:1], np.bool_))
 
     @property
     def num_buffers(self) -> int:
@@ -250,7 +260,9 @@ def _parse_problem(data: Any, where: str = "") -> Problem:
     def fail(msg):
         _fail(where, msg)
 
-    _check_header(data, "problem", PROBLEM_FORMAT, ("name", "memory_size", "supply", "buffers"), where)
+    version = data.get("format") if isinstance(data, dict) else None
+    fmt = version if version in OLD_PROBLEM_FORMATS else PROBLEM_FORMAT
+    _check_header(data, "problem", fmt, ("name", "memory_size", "supply", "buffers"), where)
     if not isinstance(data["name"], str):
         fail("name: expected a string")
     mem = data["memory_size"]
@@ -263,7 +275,8 @@ def _parse_problem(data: Any, where: str = "") -> Problem:
         cols = data["buffers"]
         n = len(cols["size"]) if isinstance(cols.get("size"), list) else None
         arrays = {name: _column(cols, name, kind, n, "buffers.")
-                  for name, (_, kind) in _BUFFER_FIELDS.items()}
+                  for name, (_, kind) in _BUFFER_FIELDS.items()
+                  if not (name == "live_out" and fmt in OLD_PROBLEM_FORMATS)}
         tables = _parse_tables(data.get("latency_tables", []))
     except ProblemError as e:
         fail(str(e))
@@ -367,6 +380,8 @@ def check_problem(p: Problem) -> None:
     first(~np.isfinite(p.demand) | (p.demand < 0), "demand",
           lambda i: f"must be finite and >= 0, got {p.demand[i]}")
     first(~np.isfinite(p.benefit), "benefit", lambda i: f"must be finite, got {p.benefit[i]}")
+    if p.live_out.dtype != np.bool_:
+        raise ProblemError(f"buffers.live_out: expected booleans, got {p.live_out.dtype}")
 
     # A tensor: one live range and one size; written (by its output buffer) at most once, at
     # the start of its live range, before any read. An alias group: one size.
@@ -380,6 +395,9 @@ def check_problem(p: Problem) -> None:
         if p.size[i] != p.size[j]:
             raise ProblemError(f"buffers.size[{i}]: tensor {k} has size {p.size[i]} here but"
                                f" {p.size[j]} at buffer {j}")
+        if p.live_out[i] != p.live_out[j]:
+            raise ProblemError(f"buffers.live_out[{i}]: tensor {k} is marked {bool(p.live_out[i])}"
+                               f" here but {bool(p.live_out[j])} at buffer {j}; the mark is the tensor's")
         if p.is_output[i] and j != i:
             raise ProblemError(
                 f"buffers.is_output[{i}]: tensor {k} is written here after buffer {j} already"

@@ -43,6 +43,7 @@ class _Board:
     alloc: np.ndarray  # [N, 2] per buffer its own allocation (start, end), -1 if none
     copy: np.ndarray  # [N, 2] per buffer its copy interval, -1 if none
     dropped_groups: set  # groups forced to Drop by the backup
+    unpinnable: set  # tensors the backup forbids to pin
 
 
 class ReferenceGame:
@@ -63,7 +64,7 @@ class ReferenceGame:
             owner=np.full((T, self.d.usable_columns), -1, np.int64),
             action=np.full(n, UNDECIDED, np.int64), offset=np.full(n, -1, np.int64),
             alloc=np.full((n, 2), -1, np.int64), copy=np.full((n, 2), -1, np.int64),
-            dropped_groups=set())
+            dropped_groups=set(), unpinnable=set())
         self.use_backup = backup
         self.backup = copy.deepcopy(self.board) if backup else None
         self.lost = False
@@ -109,6 +110,11 @@ class ReferenceGame:
                 best = j
         return best
 
+    def _pinned(self, i: int) -> bool:
+        """Buffer i's tensor was pinned: its output buffer was played NoCopy."""
+        earlier = np.flatnonzero(self.d.tensor[:i] == self.d.tensor[i])
+        return any(self.problem.is_output[j] and self.board.action[j] == NOCOPY for j in earlier)
+
     def placement(self, action: int) -> Placement | None:
         """What `action` would do to the current buffer, or None if it is illegal."""
         b, d, p = self.board, self.d, self.problem
@@ -117,12 +123,25 @@ class ReferenceGame:
             return None
         g = int(d.group[i])
         placed, dropped, goff = self._group_state(g)
+        pinned = self._pinned(i)  # the tensor is only in fast memory: NoCopy is the only way
         if action == DROP:
-            return None if placed else Placement(-1, None, None, {})
+            return None if placed or pinned else Placement(-1, None, None, {})
         if dropped:
             return None
         t, width = int(p.target_time[i]), int(d.width[i])
 
+        if action == NOCOPY and p.is_output[i]:  # pin: written into fast memory, kept for life
+            if not d.pinnable[i] or int(d.tensor[i]) in b.unpinnable:
+                return None
+            alloc = (t, int(p.live_end[i]))
+            blocked = self._blocked(*alloc, g)
+            offset = goff if placed else self._lowest(blocked, width)
+            if not self._fits(blocked, offset, width):
+                return None
+            return Placement(offset, alloc, None, {})
+
+        if action == COPY and pinned:
+            return None
         if action == COPY:
             demand, W = int(d.demand[i]), b.supply
             use: dict[int, int] = {}
@@ -208,10 +227,13 @@ class ReferenceGame:
         return reward
 
     def _clean_cut(self) -> bool:
-        """No alias group with a placed member still has undecided members."""
-        b, group = self.board, self.d.group
-        placed_groups = group[:b.cursor][b.action[:b.cursor] != DROP]
-        return not np.isin(placed_groups, group[b.cursor:]).any()
+        """No alias group with a placed member, and no pinned tensor, still has undecided
+        members."""
+        b, d = self.board, self.d
+        placed_groups = d.group[:b.cursor][b.action[:b.cursor] != DROP]
+        pins = self.problem.is_output[:b.cursor] & (b.action[:b.cursor] == NOCOPY)
+        return not (np.isin(placed_groups, d.group[b.cursor:]).any()
+                    or np.isin(d.tensor[:b.cursor][pins], d.tensor[b.cursor:]).any())
 
     def step(self, action: int) -> float:
         """Plays `action` on the current buffer; returns the reward of the move."""
@@ -230,9 +252,13 @@ class ReferenceGame:
             return reward
         # Infeasible: the current buffer has no legal action.
         if self.use_backup:
-            bad_group = int(self.d.group[self.board.cursor])
+            bad = self.board.cursor
+            pin_conflict = self._pinned(bad)
             self.board = copy.deepcopy(self.backup)
-            self.board.dropped_groups.add(bad_group)
+            if pin_conflict:  # a use of a pinned tensor cannot be served: do not pin it again
+                self.board.unpinnable.add(int(self.d.tensor[bad]))
+            else:
+                self.board.dropped_groups.add(int(self.d.group[bad]))
             self.backup = copy.deepcopy(self.board)
             self.restores += 1
             return self.board.ret - old_ret

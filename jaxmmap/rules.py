@@ -27,11 +27,15 @@ class Rules:
       nocopy_offset: "same" (NoCopy keeps the predecessor's offset: the data does not move) or
         "lowest" (the paper's literal rule: the lowest free offset).
       infeasible_penalty: extra penalty (>= 0) when a game is lost; its return is minus this.
+      output_nocopy: NoCopy of an output is legal (the paper's Appendix A): the tensor is written
+        into fast memory and stays there for its whole live range, with no copy. False plays the
+        older game of this project, where an output reaches fast memory only by Copy.
     """
 
     columns: int = 256
     nocopy_offset: str = "same"
     infeasible_penalty: float = 0.0
+    output_nocopy: bool = True
 
     def __post_init__(self):
         if self.columns < 1:
@@ -42,7 +46,8 @@ class Rules:
             raise ValueError("infeasible_penalty must be >= 0")
 
     def to_json(self) -> dict:
-        return {"columns": self.columns, "nocopy_offset": self.nocopy_offset}
+        return {"columns": self.columns, "nocopy_offset": self.nocopy_offset,
+                "output_nocopy": self.output_nocopy}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -62,6 +67,10 @@ class Discretized:
       group: int64[N] dense alias-group ids; a buffer without alias_id is a group of its own.
       table: int64[N] index of the buffer's latency table, -1 if none.
       table_bit: int64[N] the buffer's bit in that table, 0 if none.
+      pinnable: bool[N] NoCopy of the buffer may pin its tensor (an output, not live-out, and the
+        rules allow it).
+      tensor_last: int64[N] per dense tensor id, the index of its last buffer (-1 for ids no
+        buffer has).
       gain: float64[K, 256] per latency table, L(nothing) - L(mask): the time saved with the
         buffers of `mask` in fast memory (padded with zeros). Placing buffer b when `mask` is
         placed earns gain[mask | bit(b)] - gain[mask].
@@ -80,6 +89,8 @@ class Discretized:
     table: np.ndarray
     table_bit: np.ndarray
     gain: np.ndarray
+    pinnable: np.ndarray
+    tensor_last: np.ndarray
 
 
 def tick_scale(total_supply: float) -> float:
@@ -125,10 +136,14 @@ def discretize(problem: Problem, rules: Rules = Rules()) -> Discretized:
     written = np.zeros(int(tensor.max(initial=-1)) + 1, bool)
     written[tensor[problem.is_output]] = True
     copy_from = problem.live_start + written[tensor]
+    pinnable = problem.is_output & ~problem.live_out & rules.output_nocopy
+    tensor_last = np.full(n, -1, np.int64)
+    np.maximum.at(tensor_last, tensor, np.arange(n))
     return Discretized(rules=rules, col_bytes=int(col_bytes), usable_columns=int(usable),
                        tick_scale=scale, width=width.astype(np.int64), supply=supply,
                        demand=demand, copy_from=copy_from.astype(np.int64), tensor=tensor,
-                       group=group.astype(np.int64), table=table, table_bit=table_bit, gain=gain)
+                       group=group.astype(np.int64), table=table, table_bit=table_bit, gain=gain,
+                       pinnable=pinnable.astype(bool), tensor_last=tensor_last)
 
 
 def capacity_loss(problem: Problem, columns: int) -> dict:

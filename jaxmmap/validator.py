@@ -19,7 +19,9 @@ Rules and their codes (`Violation.rule`):
 * ``offset``        a placed buffer has a negative offset or does not fit in memory
                     (``offset + size > memory_size``).
 * ``alloc``         a malformed allocation: a Copy without ``alloc_start <= alloc_end`` around its
-                    target time, or a NoCopy with only one end set or ``alloc_start > alloc_end``.
+                    target time, a NoCopy of an output (a *pin*) whose allocation is not its
+                    tensor's live range, or another NoCopy with only one end set or
+                    ``alloc_start > alloc_end``.
 * ``live_range``    an allocation or a copy interval leaves the tensor's live range.
 * ``copy_interval`` a Copy's copy interval is missing (demand > 0), malformed, or on the wrong
                     side of the target: an input needs
@@ -28,6 +30,11 @@ Rules and their codes (`Violation.rule`):
 * ``copy_early``    an input's copy starts while its tensor is still being written (before the
                     step after the tensor's output buffer).
 * ``nocopy_copy``   a NoCopy has a copy interval.
+* ``slow_memory``   a pinned tensor (its output buffer is a NoCopy: it is written into fast
+                    memory and never copied out, so it never reaches slow memory) is needed in
+                    slow memory: a later buffer of it is a Copy (a copy from slow memory) or a
+                    Drop (a read from slow memory), or the tensor is ``live_out`` (a result of
+                    the program, which must end in slow memory).
 * ``nocopy_predecessor``  a NoCopy has no predecessor: with an allocation of its own, no earlier
                     placed buffer of the same tensor has an allocation ending exactly one step
                     before it starts; without one, no earlier placed buffer of the same tensor has
@@ -341,11 +348,49 @@ class _Checker:
         # Earlier placed buffers with a well-formed allocation, per tensor (filled in order, so a
         # NoCopy sees only lower indices).
         by_tensor: dict[int, list[int]] = {}
+        pinned: dict[int, int] = {}  # tensor -> its pinning output buffer
         for i in range(p.num_buffers):
-            if self.nocopy[i]:
-                self._check_nocopy(i, by_tensor.get(int(p.tensor_id[i]), []))
+            tensor = int(p.tensor_id[i])
+            if self.nocopy[i] and p.is_output[i]:
+                self._check_pin(i)
+                pinned[tensor] = i
+            elif self.nocopy[i]:
+                self._check_nocopy(i, by_tensor.get(tensor, []))
+            elif tensor in pinned:
+                what = "copied from slow memory (Copy)" if self.copy[i] else "read from slow memory (Drop)"
+                self.add("slow_memory", i,
+                         f"buffer {i} of tensor {tensor} is {what}, but the tensor is pinned in fast "
+                         f"memory by its output buffer {pinned[tensor]} (a NoCopy) and never reaches "
+                         "slow memory: every later buffer of it must be a NoCopy")
             if self.has_alloc[i]:
-                by_tensor.setdefault(int(p.tensor_id[i]), []).append(i)
+                by_tensor.setdefault(tensor, []).append(i)
+
+    def _check_pin(self, i: int) -> None:
+        """A NoCopy of an output: written into fast memory and kept there, with no copy."""
+        p, s = self.p, self.s
+        t = int(p.target_time[i])
+        a0, a1 = int(s.alloc_start[i]), int(s.alloc_end[i])
+        c0, c1 = int(s.copy_start[i]), int(s.copy_end[i])
+        if c0 != -1 or c1 != -1:
+            self.add("nocopy_copy", i,
+                     f"buffer {i} (NoCopy) has a copy interval [{c0}, {c1}] (must be -1, -1)")
+        if p.live_out[i]:
+            self.add("slow_memory", i,
+                     f"buffer {i} (NoCopy of an output) pins tensor {int(p.tensor_id[i])} in fast "
+                     "memory, but the tensor is live-out (a result of the program) and must end in "
+                     "slow memory")
+        ls, le = self._live(i)
+        if not (0 <= a0 <= t <= a1):
+            self.add("alloc", i,
+                     f"buffer {i} (NoCopy of an output, target step {t}): allocation [{a0}, {a1}] "
+                     "is not an interval containing the target step")
+            return
+        self.has_alloc[i] = True
+        self._check_alloc_in_live_range(i, a0, a1)
+        if a1 < le:  # (past live_end is a live_range violation)
+            self.add("alloc", i,
+                     f"buffer {i} (NoCopy of an output): allocation [{a0}, {a1}] must hold the pinned "
+                     f"tensor for its whole live range [{ls}, {le}] (it is in no other memory)")
 
     def _check_nocopy(self, i: int, earlier: list[int]) -> None:
         p, s = self.p, self.s

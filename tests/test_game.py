@@ -46,7 +46,8 @@ def _cases(backup):
         for seed in range(SEEDS_PER_SET):
             nocopy = "lowest" if seed % 3 == 2 else "same"
             problem = generate(1000 * k + seed, num_instructions=16 + 4 * (seed % 8), **opts)
-            cases.append((f"{name}-{seed}", problem, Rules(columns=COLUMNS, nocopy_offset=nocopy)))
+            rules = Rules(columns=COLUMNS, nocopy_offset=nocopy, output_nocopy=seed % 4 != 3)
+            cases.append((f"{name}-{seed}", problem, rules))
     return cases
 
 
@@ -140,6 +141,12 @@ def test_cases_cover_the_interesting_situations(batch):
     assert (~masks[:, 0]).sum() > 50 and (~masks[:, 2]).sum() > 20  # Copy and Drop both get refused
     finished = sum(ref.done and not ref.lost for ref, _, _ in played)
     assert finished >= len(cases) // 4
+    # Outputs get pinned (NoCopy of an output), the later buffers of pinned tensors lose Copy and
+    # Drop, and, under the older rules, no output is ever pinned.
+    pins = [(ref.problem.is_output & (ref.board.action == game.NOCOPY)).sum() for ref, _, _ in played]
+    assert sum(pins) > 50
+    assert all(n == 0 for n, (_, _, rules) in zip(pins, cases) if not rules.output_nocopy)
+    assert (masks[:, 1] & ~masks[:, 0] & ~masks[:, 2]).sum() > 20
     if backup:
         assert sum(ref.restores for ref, _, _ in played) >= 5
         assert not any(ref.lost for ref, _, _ in played)
@@ -161,6 +168,34 @@ def test_every_finished_game_gives_a_valid_solution(batch):
             assert report.recomputed_return == pytest.approx(solution.ret, rel=1e-5, abs=1e-4)
         checked += 1
     assert checked >= len(cases) // 4
+
+
+@pytest.mark.parametrize("backup", [False, True])
+def test_a_pin_whose_later_use_cannot_be_served(backup):
+    """Tensor 0's use at step 3 shares alias group 1 with buffer 0, which is dropped: once the
+    tensor is pinned, that use has no legal action (NoCopy: its group is dropped; Copy and Drop:
+    the tensor is not in slow memory). Without the backup the game is lost; with it, the game
+    returns to the backup and forbids the pin (docs/game.md)."""
+    from builders import make_problem
+
+    problem = make_problem([dict(t=0, tensor=5, alias=1), dict(t=1, out=True, tensor=0, live=(1, 3)),
+                            dict(t=3, tensor=0, live=(1, 3), alias=1)], steps=5)
+    rules = Rules(columns=COLUMNS)
+    ref = ReferenceGame(problem, rules, backup=backup)
+    state = game.init(make_instance(problem, rules, **PAD), backup=backup)
+    step = jax.jit(game.step)
+    for a in (game.DROP, game.NOCOPY):
+        np.testing.assert_array_equal(np.asarray(game.legal_action_mask(state)), ref.legal_actions())
+        reward = ref.step(a)
+        state = step(state, jnp.int32(a))
+        assert float(state.reward) == pytest.approx(reward)
+    assert (ref.lost, ref.restores) == ((False, 1) if backup else (True, 0))
+    assert (bool(state.lost), int(state.restores)) == (ref.lost, ref.restores)
+    np.testing.assert_array_equal(np.asarray(game.legal_action_mask(state)), ref.legal_actions())
+    if backup:  # back at buffer 1, which may no longer be pinned
+        assert ref.board.cursor == int(state.board.cursor) == 1
+        assert ref.legal_actions().tolist() == [True, False, True]
+        assert ref.board.unpinnable == {0}
 
 
 def test_vmapped_padded_games_equal_single_games():

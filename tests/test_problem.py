@@ -13,13 +13,13 @@ from jaxmmap.problem import Problem, Solution
 
 def _base():
     return {
-        "format": "jaxmmap.problem/1", "name": "p", "memory_size": 1000,
+        "format": "jaxmmap.problem/2", "name": "p", "memory_size": 1000,
         "supply": [1.0, 2.0, 0.0, 1.0],
         "buffers": {"size": [100, 100, 200, 200], "is_output": [True, False, True, False],
                     "target_time": [0, 1, 1, 3], "tensor_id": [0, 0, 1, 1],
                     "alias_id": [-1, -1, 5, 5], "live_start": [0, 0, 1, 1],
                     "live_end": [1, 1, 3, 3], "demand": [0.5, 0.5, 1.0, 1.0],
-                    "benefit": [1.0, 2.0, 3.0, 4.0]},
+                    "benefit": [1.0, 2.0, 3.0, 4.0], "live_out": [False, False, True, True]},
         "latency_tables": [{"step": 1, "buffers": [1, 2], "latency": [4.0, 3.0, 2.0, 1.0]}],
         "metadata": {"source": "test"},
     }
@@ -38,6 +38,16 @@ def test_valid_file_loads_with_every_field(tmp_path):
     assert p.is_output.dtype == bool and p.size.dtype == np.int64
     assert p.latency_tables[0].step == 1 and p.latency_tables[0].latency.tolist() == [4, 3, 2, 1]
     assert p.metadata == {"source": "test"}
+    assert p.live_out.tolist() == [False, False, True, True]
+
+
+def test_version_1_files_load_with_no_tensor_live_out(tmp_path):
+    data = _base()
+    data["format"] = "jaxmmap.problem/1"
+    del data["buffers"]["live_out"]
+    p = load_problem(_write(tmp_path, data))
+    assert p.live_out.dtype == bool and not p.live_out.any()
+    assert p.to_json()["format"] == "jaxmmap.problem/2"  # written in the current version
 
 
 @pytest.mark.parametrize("name", ["p.json", "p.json.gz"])
@@ -45,14 +55,15 @@ def test_round_trip(tmp_path, name):
     p = generate(3, num_instructions=30, latency_tables=True, inplace_prob=0.3)
     save_problem(p, tmp_path / name)
     q = load_problem(tmp_path / name)
+    assert p.live_out.any() and not p.live_out.all()
     for field in ("supply", "size", "is_output", "target_time", "tensor_id", "alias_id",
-                  "live_start", "live_end", "demand", "benefit"):
+                  "live_start", "live_end", "demand", "benefit", "live_out"):
         np.testing.assert_array_equal(getattr(q, field), getattr(p, field), err_msg=field)
     assert len(q.latency_tables) == len(p.latency_tables)
     assert q.name == p.name and q.memory_size == p.memory_size
     if name.endswith(".gz"):
         with gzip.open(tmp_path / name, "rt") as f:
-            assert json.load(f)["format"] == "jaxmmap.problem/1"
+            assert json.load(f)["format"] == "jaxmmap.problem/2"
 
 
 def _break(path_value):
@@ -95,6 +106,8 @@ BROKEN = {
     "table step": ((["latency_tables", 0, "step"], 3), ["latency_tables[0]", "step 3"]),
     "table index": ((["latency_tables", 0, "buffers"], [1, 9]), ["latency_tables[0]", "9"]),
     "memory zero": ((["memory_size"], 0), ["memory_size", "[1, 2**62]"]),
+    "missing live_out": ((["buffers", "live_out"], _DELETE), ["buffers.live_out", "missing"]),
+    "live_out per tensor": ((["buffers", "live_out"], [True, False, True, True]), ["buffers.live_out[1]", "tensor 0"]),
     "bool as int": ((["buffers", "is_output"], [1, 0, 1, 0]), ["buffers.is_output[0]", "true or false"]),
 }
 

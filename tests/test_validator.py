@@ -165,13 +165,45 @@ def test_another_solvers_choices_pass(base):
     assert validate(base, make_solution(base, rows)).ok
 
 
-def test_output_nocopy_written_into_predecessor():
-    # An output NoCopy at step 4 whose predecessor (an earlier output, still copying out) covers
-    # step 4; its own allocation extends the tensor's stay after that.
-    p = make_problem([dict(t=3, out=True, tensor=0, demand=2.0),
-                      dict(t=4, out=True, tensor=0, benefit=2.0)])
-    rows = [(C, 0, (3, 5), (4, 5)), (N_, 0, (6, 9), NONE)]
-    assert validate(p, make_solution(p, rows)).ok
+def _pin_case():
+    # Output 0 (tensor 0, live [2, 7]) is written into fast memory and kept: no copy at all. Its
+    # uses at steps 4 and 7 are served from that allocation.
+    p = make_problem([dict(t=2, out=True, tensor=0, live=(2, 7), demand=1.0, benefit=2.0),
+                      dict(t=4, tensor=0, live=(2, 7), demand=1.0),
+                      dict(t=7, tensor=0, live=(2, 7), demand=1.0)])
+    rows = [(N_, 0, (2, 7), NONE), (N_, 0, NONE, NONE), (N_, 0, NONE, NONE)]
+    return p, rows
+
+
+def test_pinned_output_and_its_uses():
+    p, rows = _pin_case()
+    report = validate(p, make_solution(p, rows))
+    assert report.ok, report
+    assert report.recomputed_return == 4.0
+
+
+PIN_VIOLATIONS = {
+    "later Copy": ({1: (C, 20, (3, 4), (3, 3))}, {}, {"slow_memory"}),
+    "later Drop": ({2: (D, -1, NONE, NONE)}, {}, {"slow_memory"}),
+    "live-out": ({}, dict(live_out=True), {"slow_memory"}),
+    "short pin": ({0: (N_, 0, (2, 5), NONE)}, {}, {"alloc", "nocopy_predecessor"}),
+    "pin before its write": ({0: (N_, 0, (3, 7), NONE)}, {}, {"alloc", "nocopy_predecessor"}),
+    "pin with a copy": ({0: (N_, 0, (2, 7), (3, 4))}, {}, {"nocopy_copy"}),
+}
+
+
+@pytest.mark.parametrize("case", PIN_VIOLATIONS)
+def test_planted_pin_violations(case):
+    p, rows = _pin_case()
+    changes, problem_changes, expected = PIN_VIOLATIONS[case]
+    if problem_changes:
+        p = dataclasses.replace(p, live_out=np.full(3, problem_changes["live_out"]))
+    for i, row in changes.items():
+        rows[i] = row
+    report = validate(p, make_solution(p, rows))
+    assert rules(report) == expected, report
+    first = {"later Copy": 1, "later Drop": 2}.get(case, 0)
+    assert report.violations[0].buffer == first
 
 
 # ----------------------------------------------------------------------------- planted violations
@@ -349,8 +381,8 @@ def test_nocopy_without_predecessor(base):
     report = mutate(base, {2: (N_, 0, (5, 5), NONE)})
     assert "nocopy_predecessor" in rules(report)
     assert report.violations[0].buffer == 2
-    # The first use of a tensor has no predecessor.
-    report = mutate(base, {1: (N_, 40, (4, 6), NONE)})
+    # The first use of an input tensor has no predecessor.
+    report = mutate(base, {0: (N_, 0, (1, 3), NONE)})
     assert rules(report) == {"nocopy_predecessor"}
     # Without an allocation, nothing of tensor 0 covers step 5 if buffer 2 is dropped.
     report = mutate(base, {2: (D, -1, NONE, NONE)})

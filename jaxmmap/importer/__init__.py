@@ -28,7 +28,7 @@ def to_problem(program: Program, hw: Hardware, *, name: str, latency_tables: boo
     shapes = {i.name: i.shape for c in program.module.computations.values() for i in c.instructions}
     supply, cols, tables = [], {k: [] for k in (
         "size", "is_output", "target_time", "tensor_id", "alias_id", "live_start", "live_end",
-        "demand", "benefit")}, []
+        "demand", "benefit", "live_out")}, []
     groups: dict[int, list[int]] = {}
     for t in program.tensors:
         groups.setdefault(program.group(t.id), []).append(t.id)
@@ -54,6 +54,7 @@ def to_problem(program: Program, hw: Hardware, *, name: str, latency_tables: boo
             cols["live_end"].append(end)
             cols["demand"].append(tensor.bytes / hw.copy_bandwidth * 1e6)
             cols["benefit"].append(base - cost.latency({t}))
+            cols["live_out"].append(tensor.live_out)
         if latency_tables and used:
             ranked = sorted(range(len(used)), key=lambda k: -cost.traffic.get(used[k][0], 0))
             chosen = sorted(ranked[:MAX_TABLE])
@@ -80,6 +81,7 @@ def to_problem(program: Program, hw: Hardware, *, name: str, latency_tables: boo
         live_end=np.asarray(cols["live_end"], np.int64),
         demand=np.asarray(cols["demand"], np.float64),
         benefit=np.asarray(cols["benefit"], np.float64), latency_tables=tuple(tables),
+        live_out=np.asarray(cols["live_out"], bool),
         metadata={**meta, **(metadata or {})})
     check_problem(problem)
     return problem

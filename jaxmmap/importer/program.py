@@ -36,6 +36,8 @@ class Tensor:
     uses: set[int] = dataclasses.field(default_factory=set)
     live_end: int = -1  # forced extension (loops, program outputs)
     name: str = ""
+    live_out: bool = False  # a result of the entry computation or a donated input: it must end
+    # in slow memory, so it cannot stay pinned in fast memory
 
 
 @dataclasses.dataclass
@@ -219,12 +221,14 @@ class _Flattener:
         last = len(self.steps) - 1
         for t in outputs:
             self.tensors[t].live_end = last
+            self.tensors[t].live_out = True
         out_paths = [p for p, _ in entry.root.shape.leaves()]
         for out_path, (k, param_path) in self.module.input_output_alias.items():
             if out_path in out_paths and k in params:
                 pos = _leaf_position(entry.parameters[k].shape, param_path)
                 if pos is not None:
                     self.union(outputs[out_paths.index(out_path)], params[k][pos])
+                    self.tensors[params[k][pos]].live_out = True
         for first, end in self.loops:  # values read in a loop, made before it, live through it
             for t in self.tensors:
                 if t.producer < first and any(first <= u <= end for u in t.uses):
