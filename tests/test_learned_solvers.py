@@ -90,6 +90,30 @@ def test_features_shapes_finite_and_greedy_start():
     assert np.all((x[:, bounded] >= 0) & (x[:, bounded] <= 1))
     for state, legal_moves in others:
         assert np.all(np.asarray(legal_moves)) and not bool(state.lost)
+    # The pin's features: only outputs are pinnable, and an output's NoCopy is legal only if it
+    # is; a pinned tensor's buffers have neither Copy nor Drop.
+    col = {f: policy.BUFFER_FEATURES.index(f) for f in ("is_output", "pinnable", "pinned", "later_value")}
+    legal_live = np.asarray(legal)[live]
+    pinnable, pinned = x[:, col["pinnable"]], x[:, col["pinned"]]
+    assert np.all(pinnable <= x[:, col["is_output"]]) and pinnable.sum() > 0
+    assert np.all(legal_live[pinnable == 0][:, 1] <= (x[pinnable == 0][:, col["is_output"]] == 0))
+    assert pinned.sum() > 0 and np.all(~legal_live[pinned == 1][:, [0, 2]])
+    assert np.all(x[:, col["later_value"]] >= 0) and np.any(x[:, col["later_value"]] > 0)
+
+
+def test_later_value_sums_the_later_buffers_of_the_tensor():
+    from builders import make_problem
+
+    problem = make_problem([dict(t=0, out=True, tensor=0, live=(0, 3), benefit=1.0),
+                            dict(t=1, tensor=1, benefit=5.0),
+                            dict(t=2, tensor=0, live=(0, 3), benefit=2.0),
+                            dict(t=3, tensor=0, live=(0, 3), benefit=4.0)], steps=4)
+    ctx = policy.context(make_instance(problem, RULES))
+    later_value = np.asarray(ctx.static[:4, policy.NUM_STATIC - 1])
+    scale = float(ctx.scale)  # the mean value, 3
+    expected = np.log1p(np.array([6.0, 0.0, 4.0, 0.0]) / scale)
+    np.testing.assert_allclose(later_value, expected, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(ctx.static[:4, policy.NUM_STATIC - 2]), [1, 0, 0, 0])
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 4])

@@ -4,7 +4,9 @@ Section 4.3.1 of the paper, in fixed shapes (one shape per padded instance, exce
 whose length is the instance's grid width):
 
 * buffer features (Table 1) of the current buffer, the next `NEXT_BUFFERS` buffers and the next
-  `SAME_TENSOR` buffers of the same tensor;
+  `SAME_TENSOR` buffers of the same tensor, with two for the pin (NoCopy of an output, see
+  docs/game.md): whether the buffer may still pin its tensor, and whether its tensor is pinned
+  (then NoCopy is its only action);
 * the memory grid in a window of `window_steps` steps centred on the current target time,
   downsampled to 128 x 128 (the fraction of occupied cells per pixel);
 * the full-resolution occupancy of the grid's columns at the target time;
@@ -33,7 +35,7 @@ NUM_BUFFER_ROWS = 1 + NEXT_BUFFERS + SAME_TENSOR
 BUFFER_FEATURES = (
     "valid", "width", "is_output", "target_from_now", "target", "same_tensor", "aliased",
     "same_alias_group", "live_start_from_now", "live_end_from_now", "live_length", "demand",
-    "benefit", "in_latency_table", "group_status", "tensor_in_fast_memory")
+    "benefit", "in_latency_table", "group_status", "tensor_in_fast_memory", "pinnable", "pinned")
 ACTION_FEATURES = ("legal", "start_from_target", "end_from_target", "offset", "reward")
 GLOBAL_FEATURES = ("move", "buffer", "position_in_group", "group_left")
 IMAGE = 128
@@ -106,6 +108,7 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
     mean_supply = jnp.maximum(jnp.sum(inst.supply) / steps, 1.0)
     demand = jnp.log1p(inst.demand / mean_supply) / jnp.log1p(steps)
     status = board.group_status[inst.group]
+    pin = board.tensor_pin[inst.tensor]
     per_buffer = jnp.stack([
         jnp.ones(n_pad),
         inst.width / columns,
@@ -123,6 +126,8 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
         inst.table >= 0,
         jnp.where(status == game.PLACED, 1.0, jnp.where(status == game.DROPPED, -1.0, 0.0)),
         board.tensor_end[inst.tensor] >= t_cur,
+        inst.pinnable & (pin == game.PIN_FREE),
+        pin == game.PINNED,
     ], axis=-1).astype(jnp.float32)
     buffers = jnp.where(present[:, None], per_buffer[rows], 0.0)
 

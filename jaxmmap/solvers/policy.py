@@ -35,6 +35,12 @@ Buffer features `x`: float32[NUM_BUFFER_FEATURES], of the current buffer i with 
   16    step_load        L / (1 + L), L: the widths of all buffers targeting step t / columns.
   17    supply_left      A / A0: the share of the copy window's initial supply still left (1 if
                          the window had none).
+  18    pinnable         0/1: NoCopy of this output would pin its tensor (docs/game.md): the rules
+                         allow it, the tensor is not live-out and no restore forbade it.
+  19    pinned           0/1: the buffer's tensor is pinned, so NoCopy is its only action.
+  20    later_value      signed log of the summed static values of the later buffers of the
+                         tensor: what keeping it in fast memory (a pin, or Copy then NoCopy)
+                         can still earn.
   ====  ===============  =======================================================================
 
 Action features `y`: float32[3, NUM_ACTION_FEATURES], one row per action (Copy, NoCopy, Drop):
@@ -68,12 +74,12 @@ from jaxmmap.instance import Instance
 BUFFER_FEATURES = ("bias", "width", "value", "demand_now", "demand_start", "target", "live_range",
                    "is_output", "in_table", "aliased", "group_placed", "group_dropped",
                    "progress", "occupancy", "later_uses", "next_use_gap", "step_load",
-                   "supply_left")
+                   "supply_left", "pinnable", "pinned", "later_value")
 ACTION_FEATURES = ("legal", "reward", "alloc_steps", "copy_steps", "space_time", "top")
 NUM_BUFFER_FEATURES = len(BUFFER_FEATURES)
 NUM_ACTION_FEATURES = len(ACTION_FEATURES)
 NUM_FEATURES = NUM_BUFFER_FEATURES + 3 * NUM_ACTION_FEATURES
-NUM_STATIC = 14  # columns of Context.static (see `context`)
+NUM_STATIC = 16  # columns of Context.static (see `context`)
 MASKED = -1e9  # the score of an illegal action
 
 Params = dict  # {"w": f32[F, 3], "b": f32[3]} (+ {"w1": f32[F, H], "b1": f32[H], "w2": f32[H, 3]})
@@ -86,8 +92,9 @@ class Context:
     Attributes:
       static: float32[N, NUM_STATIC] per buffer: width, value, demand_start, target, live_range,
         is_output, in_table, aliased, later_uses, next_use_gap, step_load (the features of the
-        same names), then the raw demand (ticks), the initial supply of the copy window (ticks)
-        and the buffer's target (as float).
+        same names), then the raw demand (ticks), the initial supply of the copy window (ticks),
+        the buffer's target (as float), whether it may pin (`Instance.pinnable`) and
+        later_value.
       scale: float32[] the reward scale s: the mean |static value| over the real buffers (1 if
         they are all 0). Rewards enter the features as sign(r) * log1p(|r| / s).
     """
@@ -135,6 +142,8 @@ def context(inst: Instance) -> Context:
     pos = jnp.arange(n)
     last = jax.ops.segment_max(pos, sorted_tensor, num_segments=n)
     later = jnp.zeros(n, jnp.int32).at[order].set(last[sorted_tensor] - pos).astype(jnp.float32)
+    cumulative = jnp.cumsum(jnp.where(valid, value, 0.0)[order])
+    later_value = jnp.zeros(n, jnp.float32).at[order].set(cumulative[last[sorted_tensor]] - cumulative)
     succ = jnp.concatenate([order[1:], order[-1:]])
     has_next = jnp.concatenate([sorted_tensor[1:] == sorted_tensor[:-1], jnp.zeros(1, bool)])
     gap_sorted = jnp.where(has_next, (inst.target[succ] - inst.target[order]) / steps, 1.0)
@@ -159,6 +168,8 @@ def context(inst: Instance) -> Context:
         demand,
         avail0,
         inst.target.astype(jnp.float32),
+        inst.pinnable.astype(jnp.float32),
+        _signed_log(later_value, scale),
     ], axis=1).astype(jnp.float32)
     return Context(static=jnp.where(valid[:, None], static, 0.0), scale=scale)
 
@@ -170,7 +181,7 @@ def features(state: game.State, ctx: Context) -> jax.Array:
     i = jnp.minimum(board.cursor, n - 1)
     row = ctx.static[i]
     (width, value, demand_start, target, live_range, is_output, in_table, aliased, later_uses,
-     next_gap, step_load, demand, avail0, _) = (row[k] for k in range(NUM_STATIC))
+     next_gap, step_load, demand, avail0, _, pinnable, later_value) = (row[k] for k in range(NUM_STATIC))
     cols = jnp.maximum(inst.columns, 1).astype(jnp.float32)
     log_steps = jnp.log1p(jnp.maximum(inst.num_steps, 1).astype(jnp.float32))
     t = inst.target[i]
@@ -187,6 +198,7 @@ def features(state: game.State, ctx: Context) -> jax.Array:
     supply_left = jnp.where(avail0 > 0, avail / jnp.maximum(avail0, 1.0), 1.0)
 
     status = board.group_status[inst.group[i]]
+    pin = board.tensor_pin[inst.tensor[i]]
     used = jnp.sum(jax.lax.population_count(board.grid[t]).astype(jnp.float32))
     occupancy = jnp.minimum(used / cols, 1.0)
     progress = board.cursor / jnp.maximum(inst.num_buffers, 1).astype(jnp.float32)
@@ -194,7 +206,8 @@ def features(state: game.State, ctx: Context) -> jax.Array:
         jnp.float32(1.0), width, value, demand_now, demand_start, target, live_range, is_output,
         in_table, aliased, (status == game.PLACED).astype(jnp.float32),
         (status == game.DROPPED).astype(jnp.float32), progress, occupancy, later_uses, next_gap,
-        step_load, supply_left])
+        step_load, supply_left, pinnable * (pin == game.PIN_FREE), (pin == game.PINNED).astype(jnp.float32),
+        later_value])
 
     legal = game.legal_action_mask(state).astype(jnp.float32)
     reward = _signed_log(game.action_rewards(state), ctx.scale)
