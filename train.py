@@ -39,7 +39,8 @@ def main(argv):
     os.makedirs(workdir, exist_ok=True)
     problem = open_problem(config.problem)
     columns = columns_for(problem, config.columns)
-    rules = Rules(columns=columns, nocopy_offset=config.nocopy_offset)
+    rules = Rules(columns=columns, nocopy_offset=config.nocopy_offset,
+                  output_nocopy=config.get("output_nocopy", True))
     agent = agent_config(**config.agent.to_dict())
     print(f"{problem.name}: {problem.num_buffers} buffers, {problem.num_steps} steps;"
           f" mode {agent.mode}, {agent.games} games, {agent.num_simulations} simulations")

@@ -20,6 +20,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.seed = 0
     config.columns = "auto"  # grid columns of the fast memory; auto: <= 5% lost to rounding
     config.nocopy_offset = "same"
+    config.output_nocopy = True  # NoCopy of an output pins it (the paper); False: the older game
     config.budget_s = 300.0  # wall-clock budget of one invocation, compilation included
     config.training_steps = 20_000  # iterations in all, across resumes (moves + one update each)
     config.checkpoint_every = 10  # chunks

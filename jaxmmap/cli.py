@@ -97,11 +97,16 @@ def _check(args) -> int:
     return 0
 
 
+def _rules(args, problem: Problem):
+    from jaxmmap.rules import Rules
+    return Rules(columns=columns_for(problem, args.columns), nocopy_offset=args.nocopy_offset,
+                 output_nocopy=not args.no_output_nocopy)
+
+
 def _play(args) -> int:
     from jaxmmap.play import play
-    from jaxmmap.rules import Rules
     problem = open_problem(args.problem)
-    rules = Rules(columns=columns_for(problem, args.columns), nocopy_offset=args.nocopy_offset)
+    rules = _rules(args, problem)
     solution, summary = play(problem, args.policy, seed=args.seed, games=args.games,
                              rules=rules, backup=not args.no_backup)
     if args.output:
@@ -112,10 +117,9 @@ def _play(args) -> int:
 
 
 def _solve(args) -> int:
-    from jaxmmap.rules import Rules
     from jaxmmap.solvers import solve
     problem = open_problem(args.problem)
-    rules = Rules(columns=columns_for(problem, args.columns), nocopy_offset=args.nocopy_offset)
+    rules = _rules(args, problem)
     options = parse_options(args.option).get("", {})
     result = solve(problem, args.solver, budget_s=args.budget, seed=args.seed, rules=rules,
                    **options)
@@ -130,12 +134,10 @@ def _solve(args) -> int:
 
 def _compare(args) -> int:
     from jaxmmap.compare import compare
-    from jaxmmap.rules import Rules
     problems = open_problems(args.instances)
     result = compare(
         problems, args.solvers, budget_s=args.budget, seeds=args.seeds,
-        rules=lambda p: Rules(columns=columns_for(p, args.columns),
-                              nocopy_offset=args.nocopy_offset),
+        rules=lambda p: _rules(args, p),
         bound=not args.no_bound, options=parse_options(args.option, per_solver=True),
         log=lambda line: print(line, file=sys.stderr, flush=True))
     paths = result.save(args.output)
@@ -270,6 +272,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--columns", default="auto",
                        help="grid columns, or auto: the fewest (>= 256) losing <= 5%% to rounding")
         p.add_argument("--nocopy-offset", choices=("same", "lowest"), default="same")
+        p.add_argument("--no-output-nocopy", action="store_true",
+                       help="the older game: an output reaches fast memory only by Copy (no pins)")
 
     p = sub.add_parser("check", help="check a problem or solution file and summarize it")
     p.add_argument("file")

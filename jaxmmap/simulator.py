@@ -20,7 +20,8 @@ The model, in the problem's time unit (microseconds for imported and generated p
   starts; an eviction (an output's Copy, interval `[t+1, e]`) when step t ends. The engine
   works, preemptively, on the released copy whose waiting step comes first (earliest deadline
   first), so a short copy may run inside a long one, as the game lets two copy intervals share
-  a step's supply.
+  a step's supply. A pinned output (NoCopy of an output, docs/game.md) is never written back:
+  it has no copy at all.
 * **Stalls**: step t does not start before its prefetches have finished, nor before the
   evictions whose interval ended at t-1 have (their space may be reused at t). The program ends
   when its last step and its last copy have.

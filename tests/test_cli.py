@@ -90,3 +90,18 @@ def test_solver_options_parse_as_json_per_solver():
     assert parse_options(["muzero.games=8", "es.population=16", "muzero.gumbel=true"],
                          per_solver=True) == {"muzero": {"games": 8, "gumbel": True},
                                               "es": {"population": 16}}
+
+
+def test_the_older_game_without_pins(tmp_path, capsys):
+    """`--no-output-nocopy` plays the older rules: no output is ever NoCopy (pinned)."""
+    problem = bundled("tiny")
+    pins = {}
+    for flag in ([], ["--no-output-nocopy"]):
+        out = tmp_path / f"s{len(flag)}.json"
+        assert main(["play", "bundled:tiny", "--policy", "greedy", "-o", str(out), *flag]) == 0
+        capsys.readouterr()
+        solution = load_solution(out)
+        assert validate(problem, solution).ok
+        assert solution.rules["output_nocopy"] == (not flag)
+        pins[bool(flag)] = int(((solution.action == 1) & problem.is_output).sum())
+    assert pins[True] == 0 and pins[False] > 0

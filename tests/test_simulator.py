@@ -42,6 +42,23 @@ def test_a_prefetch_in_time_saves_its_benefit():
     assert timeline.speedup == pytest.approx(3 / 2.5)
 
 
+def test_a_pinned_output_is_never_written_back():
+    # Output at step 0 read at step 2. Copied, its 1.8 us write-back starts when step 0 ends
+    # (0.75) and outlasts the program (2.5) by 0.05 us; pinned (NoCopy of the output), nothing
+    # is copied and nothing waits.
+    buffers = [{"t": 0, "out": True, "tensor": 1, "live": (0, 2), "demand": 1.8, "benefit": 0.25},
+               {"t": 2, "tensor": 1, "live": (0, 2), "demand": 1.8, "benefit": 0.25}]
+    problem = make_problem(buffers, supply=[1, 1, 1], metadata=SLOW)
+    copied = make_solution(problem, [(COPY, 0, (0, 2), (1, 2)), (NOCOPY, 0, NONE, NONE)])
+    pinned = make_solution(problem, [(NOCOPY, 0, (0, 2), NONE), (NOCOPY, 0, NONE, NONE)])
+    for solution in (copied, pinned):
+        assert validate(problem, solution).ok
+    slow_copy, pin = latency(problem, copied), latency(problem, pinned)
+    assert slow_copy.drain == pytest.approx(0.05) and slow_copy.total == pytest.approx(2.55)
+    assert pin.stalled == 0 and np.all(np.isnan(pin.copy_start))
+    assert pin.total == pytest.approx(2.5)  # the 0.5 us saved, no copy
+
+
 def test_a_late_prefetch_stalls_its_instruction():
     # the copy interval holds 2 us of supply as planned, but step 1 runs faster (its own buffer
     # is in fast memory) so a 1.8 us copy is not done when step 2 starts
