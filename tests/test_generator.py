@@ -220,6 +220,15 @@ def test_parameters_live_from_step_zero():
         assert not np.any(p.is_output[p.tensor_id == t])
 
 
+def test_results_are_the_outputs_nobody_reads():
+    p = generate(3, num_instructions=60, skip_prob=0.3)
+    for t in np.unique(p.tensor_id):
+        mine = p.tensor_id == t
+        read = np.any(mine & ~p.is_output)
+        assert np.all(p.live_out[mine] == (p.is_output[mine].any() and not read)), t
+    assert p.live_out.any() and not p.live_out.all()
+
+
 def test_no_aliasing_when_disabled():
     for seed in SEEDS:
         assert np.all(generate(seed, inplace_prob=0.0, loop_prob=0.0).alias_id == -1)

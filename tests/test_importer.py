@@ -241,3 +241,25 @@ def test_in_place_update_costs_only_the_update():
     # Saved time per iteration is at most a row's worth, times 256 iterations: far below a full
     # read and write of the buffer in every iteration.
     assert problem.benefit[inside].max() < 0.1 * 256 * full_read_us
+
+
+def test_program_results_and_donated_inputs_are_live_out():
+    """The entry computation's results and donated inputs must end in slow memory (they cannot
+    be pinned); intermediates and non-donated inputs are not marked."""
+    def f(w, x):
+        h = jnp.tanh(x @ w)
+        return w - 0.1 * (h.T @ x), (h * h).sum()
+
+    S = jax.ShapeDtypeStruct
+    w, x = S((128, 128), jnp.float32), S((64, 128), jnp.float32)
+    problem = from_jax(f, w, x, donate_argnums=(0,), hardware="gpu", latency_tables=False)
+    last = problem.num_steps - 1
+    results = problem.is_output & (problem.live_end == last) & problem.live_out
+    assert results.sum() >= 2  # the new weights and the loss
+    assert (problem.is_output & ~problem.live_out).sum() >= 2  # the intermediates
+    inputs = ~problem.is_output & (problem.live_start == 0)
+    donated = np.unique(problem.tensor_id[inputs & problem.live_out])
+    assert donated.size == 1  # w, not x
+    assert np.all(problem.size[inputs & problem.live_out] == 128 * 128 * 4)
+    solution, _ = play(problem, "greedy")
+    assert not np.any((solution.action == 1) & problem.is_output & problem.live_out)
