@@ -11,14 +11,15 @@ from ortools.sat.python import cp_model
 from jaxmmap import Rules, generate, validate
 from jaxmmap.benchmarks import load
 from jaxmmap.generator import bundled
-from jaxmmap.problem import DROP
+from jaxmmap.problem import DROP, NOCOPY, Solution
 from jaxmmap.reference import ReferenceGame
+from jaxmmap.solvers import SOLVERS, solve
 from jaxmmap.solvers import cpsat as cpsat_module
-from jaxmmap.solvers import solve
 from jaxmmap.solvers.cpsat import _LP, _Model, all_drop, cpsat, relaxation, upper_bound
 from jaxmmap.solvers.exhaustive import exhaustive
 
 RULES = Rules(columns=32)
+OLD = Rules(columns=32, output_nocopy=False)  # the older game: no pins
 
 
 def tiny(seed, tables=False):
@@ -32,6 +33,60 @@ def small(seed):
     return generate(seed, num_instructions=10, inplace_prob=0.3, loop_prob=0.2,
                     memory_fraction=0.4, copy_bandwidth=2e5, latency_tables=seed % 2 == 0,
                     zero_supply_prob=0.1)
+
+
+def pinning(seed):
+    """Like `tiny`, with slower copies and more memory: pinning outputs often pays. On seeds
+    `PINS_PAY` the game's optimum (and CP-SAT's) is higher with pins than without."""
+    return generate(seed, num_instructions=4 + seed % 3, inplace_prob=0.3, memory_fraction=0.7,
+                    copy_bandwidth=2e5, latency_tables=seed % 2 == 1)
+
+
+PINS_PAY = (0, 1, 2, 3, 5, 6)
+
+
+def instance(family, seed):
+    return {"tiny": lambda: tiny(seed, tables=seed % 2 == 1), "small": lambda: small(seed),
+            "pinning": lambda: pinning(seed)}[family]()
+
+
+def pins(solution, problem):
+    """How many tensors `solution` pins (NoCopy of an output)."""
+    return int(np.sum((solution.action == NOCOPY) & problem.is_output))
+
+
+def all_pins(problem):
+    """A valid solution made of pins only, by a tiny greedy: every output that may pin (not
+    live-out, its tensor in no alias group), in order, is pinned over its live range at the lowest
+    byte offset free there, its later buffers served from the pin; everything else is dropped.
+    Checked by the validator."""
+    n = problem.num_buffers
+    cols = {k: np.full(n, -1, np.int64) for k in ("offset", "alloc_start", "alloc_end", "copy_start",
+                                                   "copy_end")}
+    action = np.full(n, DROP, np.int64)
+    aliased = set(problem.tensor_id[problem.alias_id >= 0].tolist())
+    boxes = []  # (first step, last step, first byte, end byte)
+    for i in np.flatnonzero(problem.is_output & ~problem.live_out).tolist():
+        k, size = int(problem.tensor_id[i]), int(problem.size[i])
+        start, end = int(problem.live_start[i]), int(problem.live_end[i])
+        if k in aliased:
+            continue
+        offset = 0
+        for lo, hi in sorted((lo, hi) for s0, s1, lo, hi in boxes if s0 <= end and start <= s1):
+            if offset + size <= lo:
+                break
+            offset = max(offset, hi)
+        if offset + size > problem.memory_size:
+            continue
+        boxes.append((start, end, offset, offset + size))
+        uses = np.flatnonzero(problem.tensor_id == k)
+        action[uses], cols["offset"][uses] = NOCOPY, offset
+        cols["alloc_start"][i], cols["alloc_end"][i] = start, end
+    sol = Solution(problem=problem.name, solver="all-pins", ret=0.0, action=action, **cols)
+    sol = dataclasses.replace(sol, ret=validate(problem, sol).recomputed_return)
+    report = validate(problem, sol)
+    assert report.ok, str(report)
+    return sol
 
 
 def game_solutions(problem, rules, limit):
@@ -71,11 +126,13 @@ def check_result(problem, result, rules=Rules()):
     assert returns[-1] == result.solution.ret
 
 
-@pytest.mark.parametrize("seed", range(10))
-def test_optimum_is_at_least_the_games_and_bounds_hold(seed):
-    problem = tiny(seed, tables=seed % 2 == 1)
+@pytest.mark.parametrize("family,seed", [("tiny", s) for s in range(10)] + [("pinning", s) for s in range(8)])
+def test_optimum_is_at_least_the_games_and_bounds_hold(family, seed):
+    problem = instance(family, seed)
     game = exhaustive(problem, 60, 0, rules=RULES)
     assert game.info["proven_optimal"]
+    if family == "pinning" and seed in PINS_PAY:  # the game's optimum pins: the new action is covered
+        assert pins(game.solution, problem) >= 1
     result = cpsat(problem, 30, 0, hint=None)
     check_result(problem, result)
     assert result.info["status"] == "optimal" and result.info["proven_optimal"]
@@ -95,22 +152,29 @@ def test_the_physics_can_beat_the_game():
     assert result.solution.ret > 0.05
 
 
-@pytest.mark.parametrize("seed,columns,nocopy_offset", [
-    (0, 32, "same"), (2, 8, "lowest"), (2, 256, "same"), (5, 32, "same"), (7, 256, "same"),
-    (-1, 32, "same")])
-def test_every_game_solution_fits_the_model(seed, columns, nocopy_offset):
+@pytest.mark.parametrize("family,seed,columns,nocopy_offset,output_nocopy", [
+    ("tiny", 0, 32, "same", True), ("tiny", 2, 8, "lowest", True), ("tiny", 2, 256, "same", True),
+    ("tiny", 5, 32, "same", True), ("tiny", 7, 256, "same", True), ("small", 1, 32, "same", True),
+    ("pinning", 2, 32, "same", True), ("pinning", 5, 8, "lowest", True), ("pinning", 5, 32, "same", False)])
+def test_every_game_solution_fits_the_model(family, seed, columns, nocopy_offset, output_nocopy):
     """The model admits every game solution (its bound is then >= the game's optimum): each
-    complete game (all of them, or the first 150 for the larger instance) is completed into a
-    full assignment of the model's variables."""
-    problem = tiny(seed, tables=seed % 2 == 1) if seed >= 0 else small(1)
-    rules = Rules(columns=columns, nocopy_offset=nocopy_offset)
+    complete game (all of them, or the first 150 for the larger instances) is completed into a
+    full assignment of the model's variables. Games pin iff the rules allow it, and the model
+    without pins rejects the games that pin."""
+    problem = instance(family, seed)
+    rules = Rules(columns=columns, nocopy_offset=nocopy_offset, output_nocopy=output_nocopy)
     model = _Model(problem, rules)
     games = game_solutions(problem, rules, limit=150)
     assert len(games) >= 13
-    if seed in (2, 5, -1):  # these exercise NoCopies with allocations of their own
+    if (family, seed) in (("tiny", 2), ("tiny", 5), ("small", 1)):  # NoCopies with allocations of their own
         assert any(((s.action == 1) & (s.alloc_start >= 0)).any() for s in games)
+    pinned = [s for s in games if pins(s, problem)]
+    assert bool(pinned) == output_nocopy
     for sol in games:
         assert model.complete(sol, 5.0) is not None, sol.to_json()
+    if pinned:
+        older = _Model(problem, dataclasses.replace(rules, output_nocopy=False))
+        assert all(older.complete(sol, 5.0) is None for sol in pinned[:5])
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -162,9 +226,9 @@ def test_a_solution_outside_the_model_is_not_completed():
     check_result(problem, result)
 
 
-@pytest.mark.parametrize("seed", [2])
-def test_no_solver_beats_the_bounds(seed):
-    problem = tiny(seed)
+@pytest.mark.parametrize("family,seed", [("tiny", 2), ("pinning", 2)])
+def test_no_solver_beats_the_bounds(family, seed):
+    problem = tiny(seed) if family == "tiny" else pinning(seed)
     bound = upper_bound(problem)
     result = cpsat(problem, 30, 0, hint=None)
     for name in ("exhaustive", "greedy", "random"):
@@ -257,3 +321,75 @@ def test_real_instances(name):
     if name != "bundled:tiny":  # 57 buffers: proven optimal in about a second
         assert result.info["proven_optimal"]
         assert bound >= result.solution.ret - 1e-9
+
+
+def test_pins_raise_the_optimum():
+    """CP-SAT's optimum with pins is at least the one without (the model without pins is the
+    model with them, less the pin literals), and higher where pinning pays: the optimum then
+    pins. Under the older rules nothing is pinned, and both optima pass the validator."""
+    higher = 0
+    for seed in range(8):
+        problem = pinning(seed)
+        new = cpsat(problem, 30, 0, rules=RULES, hint=None)
+        old = cpsat(problem, 30, 0, rules=OLD, hint=None)
+        check_result(problem, new)
+        check_result(problem, old)
+        assert new.info["proven_optimal"] and old.info["proven_optimal"]
+        assert pins(old.solution, problem) == 0
+        assert new.solution.ret >= old.solution.ret - 1e-9
+        assert old.info["relaxation_bound"] <= new.info["relaxation_bound"] + 1e-9
+        if new.solution.ret > old.solution.ret + 1e-6:
+            higher += 1
+            assert pins(new.solution, problem) >= 1
+    assert higher >= 4
+
+
+def test_a_pin_is_the_tensors_whole_live_range():
+    """A pinned output's allocation is exactly its live range; the later buffers of its tensor are
+    NoCopies at the pin's offset with no allocation or copy of their own."""
+    problem = pinning(0)
+    sol = cpsat(problem, 30, 0, rules=RULES, hint=None).solution
+    pinned = np.flatnonzero((sol.action == NOCOPY) & problem.is_output)
+    assert pinned.size
+    for i in pinned.tolist():
+        assert (sol.alloc_start[i], sol.alloc_end[i]) == (problem.live_start[i], problem.live_end[i])
+        assert sol.copy_start[i] == sol.copy_end[i] == -1
+        later = np.flatnonzero(problem.tensor_id == problem.tensor_id[i])
+        later = later[later > i]
+        assert np.all(sol.action[later] == NOCOPY) and np.all(sol.offset[later] == sol.offset[i])
+        assert np.all(sol.alloc_start[later] == -1) and np.all(sol.copy_start[later] == -1)
+
+
+def many_pins(seed):
+    """Slow copies, tight memory, many outputs that may pin."""
+    return generate(seed, num_instructions=24, inplace_prob=0.2 * (seed % 2), skip_prob=0.4,
+                    memory_fraction=0.3 + 0.1 * (seed % 3), copy_bandwidth=2e4,
+                    latency_tables=seed % 3 == 0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lp_bound_holds_for_pins(seed):
+    """The LP bound (pins in) is above a valid all-pins solution, the solvers' returns under the
+    default rules (pins on) and CP-SAT's optimum, which it proves here from the hand-made pins
+    (a physical solution the model admits as its hint)."""
+    problem = many_pins(seed)
+    by_hand = all_pins(problem)
+    assert pins(by_hand, problem) >= 3
+    bound = upper_bound(problem)
+    assert bound >= by_hand.ret - 1e-9
+    for name in ("greedy", "heuristic", "pinning"):
+        if name in SOLVERS:  # solve() validates
+            assert solve(problem, name, budget_s=2, seed=0).solution.ret <= bound + 1e-9, name
+    result = cpsat(problem, 20, 0, hint=by_hand)
+    check_result(problem, result)
+    assert result.info["hint_accepted"] and result.info["proven_optimal"]
+    assert by_hand.ret - 1e-9 <= result.solution.ret <= bound + 1e-9
+    assert upper_bound(problem, rules=OLD) <= bound + 1e-9
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_the_bound_without_pins_is_cut_by_pins(seed):
+    """Slow copies leave the older game little: the all-pins solution is above the bound without
+    pins (so a bound that ignored pins would fail `test_lp_bound_holds_for_pins`)."""
+    problem = many_pins(seed)
+    assert all_pins(problem).ret > upper_bound(problem, rules=OLD) + 1e-6

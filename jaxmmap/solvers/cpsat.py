@@ -6,8 +6,8 @@
 **The model.** The game places buffers one at a time, with fixed copy timings and lowest
 offsets; the validator (`jaxmmap.validator`) accepts any placement and timing that obeys the
 physics. `cpsat` searches that larger physical space. Per buffer: an action (Copy, NoCopy with an
-allocation of its own, NoCopy without one, Drop), an allocation interval, a byte offset and a
-copy interval. The validator's rules, one constraint group each:
+allocation of its own, NoCopy without one, pin, Drop), an allocation interval, a byte offset and
+a copy interval. The validator's rules, one constraint group each:
 
 * ``offset``, ``live_range``, ``alloc``: domains (offset in ``[0, memory_size - size]`` bytes,
   allocation inside the live range; a Copy's allocation contains its target step, a NoCopy's own
@@ -21,6 +21,12 @@ copy interval. The validator's rules, one constraint group each:
   allocation ends the step before its own starts and starts at or before the target, at the same
   offset (any offset under ``Rules(nocopy_offset="lowest")``, which the validator accepts with
   ``allow_nocopy_move``). A NoCopy has no copy interval.
+* ``slow_memory``, pins (docs/game.md, "NoCopy of an output"): an output that is not live-out
+  may, when ``rules.output_nocopy``, be a NoCopy that *pins* its tensor: its allocation is the
+  whole live range ``[target, live_end]``, with no copy interval and no flow; every later buffer
+  of the tensor is then a NoCopy without an allocation of its own, covered by the pin at its
+  offset (never a Copy or a Drop). With ``output_nocopy=False`` no pin literal exists and the
+  model is the older game's.
 * ``alias_mixed``, ``alias_offset``: one placed literal and one offset variable per alias group.
 * ``overlap``: `NoOverlap2D` over (allocation steps) x (bytes). Members of one alias group may
   overlap each other, so a group enters as the disjoint pieces of the union of its members'
@@ -42,14 +48,16 @@ copy interval. The validator's rules, one constraint group each:
 1. *What the model admits*: the physical solutions whose copies fit the supply in the game's
    ticks and whose allocations of different alias groups never overlap (the validator's
    exemption for two allocations of one tensor at one offset is not used: the game never
-   overlaps two groups either). That contains every game solution, for every `Rules` (the game
-   schedules copies in the same ticks, and a column offset is a byte offset): CP-SAT's optimum
+   overlaps two groups either), with pins iff ``rules.output_nocopy``. That contains every
+   solution of the game played under the same `Rules` (the game schedules copies in the same
+   ticks, a column offset is a byte offset, and a game's pin is the model's): CP-SAT's optimum
    and bound are >= the game's optimum (`exhaustive`), which the tests check by completing every
    game of small problems into a model assignment. A physical solution outside the model needs
    copies within a tick (about ``2**-29`` of the total supply) of the supply limit, or two
    groups sharing one copy of a tensor; a finer tick would not remove the second, a coarser one
    would cut off game solutions. `upper_bound` has no such gap: it bounds every solution the
-   validator accepts, its tolerances included. ``info["bound"]`` is the smaller of the two.
+   validator accepts, its tolerances included (every one without pins under
+   ``output_nocopy=False``). ``info["bound"]`` is the smaller of the two.
 2. *Integer objective*: each coefficient is scaled by ``2**k`` (the magnitudes then sum to about
    ``2**36``) and rounded **up**, so a solution's scaled objective is >= its scaled return and
    CP-SAT's bound, scaled back plus one unit (for the float sum of the real return), bounds the
@@ -68,15 +76,17 @@ copy interval. The validator's rules, one constraint group each:
 
 ``info``: ``status`` ("optimal", "feasible", "unknown"), ``proven_optimal`` (of the model, hence
 >= the game's), ``bound`` (a proven upper bound in real units on every solution of the model:
-the smaller of ``cpsat_bound`` and ``relaxation_bound``), ``relaxation_bound`` (`upper_bound`,
-valid for every physical solution), ``cpsat_bound``, model sizes, the hint's return and
-whether the model accepted it, timings.
+the smaller of ``cpsat_bound`` and ``relaxation_bound``), ``relaxation_bound`` (`upper_bound`
+under the same rules: valid for every physical solution, or every one without pins under
+``output_nocopy=False``), ``cpsat_bound``, model sizes, the hint's return and whether the model
+accepted it, timings.
 
-**The LP bound.** `upper_bound` / `relaxation`: an LP over fractional Copy/NoCopy decisions with
-per-step memory (components of tensors linked by alias groups, present at targets, during the
-shortest copies and along NoCopy chains), copy supply (Hall inequalities on dyadic intervals),
-alias groups and latency tables (exact hull of small tables); certified through its dual, so
-that solver inexactness cannot make it invalid. See `relaxation`.
+**The LP bound.** `upper_bound` / `relaxation`: an LP over fractional Copy/NoCopy/pin decisions
+with per-step memory (components of tensors linked by alias groups, present at targets, during
+the shortest copies, over pins' live ranges and along NoCopy chains that start with a Copy or a
+pin), copy supply (Hall inequalities on dyadic intervals; pins use none), alias groups and
+latency tables (exact hull of small tables); certified through its dual, so that solver
+inexactness cannot make it invalid. See `relaxation`.
 """
 
 from __future__ import annotations
@@ -141,7 +151,43 @@ def _alias_groups(problem: Problem) -> list[np.ndarray]:
     return [np.flatnonzero(ids == g) for g in np.unique(ids[ids >= 0])]
 
 
+def _pin_ok(problem: Problem, rules: Rules) -> np.ndarray:
+    """bool[N]: the buffers whose NoCopy may pin their tensor (docs/game.md, "NoCopy of an
+    output"): outputs that are not live-out and fit in memory, when the rules allow pins."""
+    return problem.is_output & ~problem.live_out & (problem.size <= problem.memory_size) & rules.output_nocopy
+
+
 # ----------------------------------------------------------------------------- CP-SAT
+
+
+def _placeable(tensor: np.ndarray, groups: list[np.ndarray], fits: np.ndarray, can_copy: np.ndarray,
+               pin_ok: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which buffers can be placed at all, and how: ``(placeable, can_nocopy, can_pin)``.
+
+    A Copy needs a window with enough supply (`can_copy`), a NoCopy an earlier placeable buffer
+    of its tensor, a pin (`pin_ok`) every buffer of its tensor placeable (they must all be
+    NoCopies served from it); an alias group is placeable only if every member is. From "all
+    that fit" down to the greatest consistent set (every valid solution's placed set is
+    consistent, so none is cut off)."""
+    n = tensor.shape[0]
+    placeable = fits.copy()
+    while True:
+        can_nocopy = np.zeros(n, bool)
+        seen: set[int] = set()
+        for i in range(n):
+            can_nocopy[i] = placeable[i] and int(tensor[i]) in seen
+            if placeable[i]:
+                seen.add(int(tensor[i]))
+        whole = np.ones(int(tensor.max(initial=-1)) + 1, bool)  # every buffer of the tensor placeable
+        np.logical_and.at(whole, tensor, placeable)
+        can_pin = pin_ok & placeable & whole[tensor]
+        new = placeable & (can_copy | can_nocopy | can_pin)
+        for members in groups:
+            if not new[members].all():
+                new[members] = False
+        if np.array_equal(new, placeable):
+            return placeable, can_nocopy, can_pin
+        placeable = new
 
 
 @dataclasses.dataclass
@@ -151,7 +197,8 @@ class _Buffer:
     copy: object = None  # Copy literal
     nocopy_bare: object = None  # NoCopy without an allocation of its own
     nocopy_alloc: object = None  # NoCopy with an allocation of its own
-    has_alloc: object = None  # Copy or nocopy_alloc
+    pin: object = None  # NoCopy of an output: the tensor's whole live range, no copy
+    has_alloc: object = None  # Copy, nocopy_alloc or pin
     alloc_start: object = None
     alloc_end: object = None
     offset: object = None  # the offset variable (shared by an alias group)
@@ -187,26 +234,8 @@ class _Model:
         fits = size <= mem
         can_copy = fits & (~has_demand | ((lo <= hi) & (window_supply >= demand)))
 
-        # Which buffers can be placed at all: a Copy needs a window with enough supply, a NoCopy
-        # an earlier placeable buffer of its tensor; an alias group is placeable only if every
-        # member is. From "all that fit" down to the greatest consistent set (every valid
-        # solution's placed set is consistent, so none is cut off).
         groups = _alias_groups(p)
-        placeable = fits.copy()
-        while True:
-            can_nocopy = np.zeros(n, bool)
-            seen: set[int] = set()
-            for i in range(n):
-                can_nocopy[i] = placeable[i] and int(tensor[i]) in seen
-                if placeable[i]:
-                    seen.add(int(tensor[i]))
-            new = placeable & (can_copy | can_nocopy)
-            for members in groups:
-                if not new[members].all():
-                    new[members] = False
-            if np.array_equal(new, placeable):
-                break
-            placeable = new
+        placeable, can_nocopy, can_pin = _placeable(tensor, groups, fits, can_copy, _pin_ok(p, rules))
         can_copy &= placeable
 
         # ---------------------------------------------------------- per buffer
@@ -232,7 +261,9 @@ class _Model:
             if can_nocopy[i]:
                 b.nocopy_bare = m.new_bool_var(f"nb{i}")
                 b.nocopy_alloc = m.new_bool_var(f"na{i}")
-            lits = [x for x in (b.copy, b.nocopy_bare, b.nocopy_alloc) if x is not None]
+            if can_pin[i]:
+                b.pin = m.new_bool_var(f"pin{i}")
+            lits = [x for x in (b.copy, b.nocopy_bare, b.nocopy_alloc, b.pin) if x is not None]
             g = int(group_of[i])
             placed = group_placed[g] if g >= 0 else m.new_bool_var(f"placed{i}")
             m.add(sum(lits) == placed)
@@ -242,7 +273,7 @@ class _Model:
             else:
                 b.offset = m.new_int_var(0, max(mem - int(size[i]), 0), f"off{i}")
                 m.add(b.offset == 0).only_enforce_if(~placed)  # no symmetry
-            alloc_lits = [x for x in (b.copy, b.nocopy_alloc) if x is not None]
+            alloc_lits = [x for x in (b.copy, b.nocopy_alloc, b.pin) if x is not None]
             b.has_alloc = m.new_bool_var(f"h{i}")
             m.add(b.has_alloc == sum(alloc_lits))
             b.alloc_start = m.new_int_var(int(ls[i]), int(le[i]), f"a0_{i}")
@@ -252,6 +283,7 @@ class _Model:
             m.add(b.alloc_end == int(t[i])).only_enforce_if(~b.has_alloc)
             if b.copy is not None:
                 m.add(b.alloc_start <= int(t[i])).only_enforce_if(b.copy)
+        self._add_pins(tensor)
 
         # ---------------------------------------------------------- copies: engine and supply
         engine = []
@@ -377,6 +409,22 @@ class _Model:
         m.maximize(sum(math.ceil(c * self.obj_scale) * e for c, e in terms))
         self.num_terms = len(terms)
 
+    def _add_pins(self, tensor: np.ndarray) -> None:
+        """A pin (NoCopy of an output) allocates its tensor's whole live range ``[live_start,
+        live_end]`` (``live_start`` is the output's target) and has no copy interval and no
+        flow. Every later buffer of a pinned tensor is then a NoCopy without an allocation of
+        its own (the validator's ``slow_memory`` rule: no Copy, no Drop); its cover is the pin,
+        the only allocation of the tensor, so it sits at the pin's offset."""
+        p, m = self.p, self.m
+        for i, b in enumerate(self.B):
+            if b.pin is None:
+                continue
+            m.add(b.alloc_start == int(p.live_start[i])).only_enforce_if(b.pin)
+            m.add(b.alloc_end == int(p.live_end[i])).only_enforce_if(b.pin)
+            for j in np.flatnonzero(tensor == tensor[i]).tolist():
+                if j > i:  # placeable (`_placeable`), after a placeable buffer: it has nocopy_bare
+                    m.add_implication(b.pin, self.B[j].nocopy_bare)
+
     def _group_pieces(self, members: np.ndarray, t: np.ndarray) -> list[tuple]:
         """Disjoint (start, length, end exclusive, present) time pieces whose union is the union of the
         allocations of an alias group's members (members of a group may overlap each other, so
@@ -456,6 +504,8 @@ class _Model:
                     cols["copy_end"][i] = value(b.copy_end)
             elif b.nocopy_bare is not None and (value(b.nocopy_bare) or value(b.nocopy_alloc)):
                 action[i] = NOCOPY
+            elif b.pin is not None and value(b.pin):
+                action[i] = NOCOPY
             else:
                 continue
             cols["offset"][i] = value(b.offset)
@@ -484,6 +534,8 @@ class _Model:
             if b.nocopy_bare is not None:
                 out += [(b.nocopy_bare, int(a == NOCOPY and not has_alloc)),
                         (b.nocopy_alloc, int(a == NOCOPY and has_alloc))]
+            elif b.pin is not None:
+                out.append((b.pin, int(a == NOCOPY)))
             elif a == NOCOPY:
                 raise ValueError(f"buffer {i} cannot be a NoCopy, but the solution makes it one")
             out.append((b.has_alloc, int(has_alloc)))
@@ -530,7 +582,9 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
     """Solves the physical problem with CP-SAT within `budget_s` seconds (module docstring).
 
     Args:
-      rules: only ``nocopy_offset`` matters (``"lowest"`` lets a NoCopy's own allocation move).
+      rules: ``nocopy_offset`` (``"lowest"`` lets a NoCopy's own allocation move) and
+        ``output_nocopy`` (False: no pins, the older game; the model is then exactly the one
+        without the pin literals, and ``info["relaxation_bound"]`` the bound without pins).
       workers: CP-SAT search workers (threads).
       max_buffers: refuse (ValueError) problems with more buffers; None: no limit.
       hint: a solution to start from: ``"greedy"`` (the default) plays the greedy game first
@@ -546,7 +600,7 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
                          f"{problem.num_buffers} (max_buffers=None to force; upper_bound() "
                          "bounds any size)")
     clock = Anytime(budget_s)
-    lp_bound = upper_bound(problem)
+    lp_bound = upper_bound(problem, rules=rules)
     fallback = all_drop(problem)
     info: dict = {"status": "unknown", "proven_optimal": False, "bound": lp_bound,
                   "relaxation_bound": lp_bound, "cpsat_bound": math.inf}
@@ -684,18 +738,21 @@ class _LP:
         return bound, info
 
 
-def upper_bound(problem: Problem, *, pdlp_iterations: int = PDLP_ITERATIONS) -> float:
+def upper_bound(problem: Problem, *, rules: Rules = Rules(), pdlp_iterations: int = PDLP_ITERATIONS) -> float:
     """A proven upper bound on the return of every solution the validator accepts (and so of
     every solver's), from an LP relaxation, in seconds for any suite problem (`relaxation`
-    gives the argument; `pdlp_iterations` the effort spent on a large LP)."""
-    return relaxation(problem, pdlp_iterations=pdlp_iterations)[0]
+    gives the argument; `pdlp_iterations` the effort spent on a large LP). Of `rules` only
+    ``output_nocopy`` matters: False bounds only the solutions without pins (the older game)."""
+    return relaxation(problem, rules=rules, pdlp_iterations=pdlp_iterations)[0]
 
 
-def relaxation(problem: Problem, *, pdlp_iterations: int = PDLP_ITERATIONS) -> tuple[float, dict]:
+def relaxation(problem: Problem, *, rules: Rules = Rules(),
+               pdlp_iterations: int = PDLP_ITERATIONS) -> tuple[float, dict]:
     """The LP relaxation bound of `upper_bound`, with figures about the LP (its size, solver,
     value and time).
 
-    Fractional variables per buffer, ``x`` (Copy) and ``y`` (NoCopy) with ``x + y <= 1``. Every
+    Fractional variables per buffer, ``x`` (Copy), ``y`` (NoCopy of a buffer that is not an
+    output) and ``z`` (NoCopy of an output: a *pin*, docs/game.md) with ``x + y + z <= 1``. Every
     constraint below holds for the 0/1 values of any solution the validator accepts (with its
     tolerances: a copy is taken to receive only ``demand * (1 - 1e-5) - 1e-12``, and supplies
     get a relative slack of 1e-9), so the LP optimum bounds every return; the bound returned is
@@ -710,33 +767,47 @@ def relaxation(problem: Problem, *, pdlp_iterations: int = PDLP_ITERATIONS) -> t
       ``size / memory_size``: ``u_k(x) = floor((k+1) x) / k`` (``x`` if ``(k+1) x`` is an
       integer), k = 1..`KNAPSACK_CUTS` (Fekete and Schepers; u_1 says that at most one component
       larger than half the memory is present). A component is present: at the target of each
-      placed buffer (``x + y``); over ``[s, target - 1]`` for an input Copy, ``s`` the latest
-      start whose supply can carry its demand (the copy lies in the allocation, before the
-      target); over ``[target + 1, e]`` for an output Copy likewise; between two targets of a
-      tensor along a NoCopy chain (below). Presence is a variable per segment of steps, >= each
-      source covering it (or the source itself when only one does); memory per step is a
-      running sum over steps, so a long segment costs two coefficients, not its length.
+      placed buffer (``x + y + z``); over ``[s, target - 1]`` for an input Copy, ``s`` the
+      latest start whose supply can carry its demand (the copy lies in the allocation, before
+      the target); over ``[target + 1, e]`` for an output Copy likewise; over its whole live
+      range for a pin (the validator's ``alloc`` rule: its allocation is ``[target, live_end]``);
+      between two targets of a tensor along a NoCopy chain (below). Presence is a variable per
+      segment of steps, >= each source covering it (or the source itself when only one does);
+      memory per step is a running sum over steps, so a long segment costs two coefficients,
+      not its length.
     * **NoCopy chains.** Every allocation continues, through NoCopy predecessors (adjacent,
-      lower index), a contiguous chain that starts with a Copy, so a NoCopy at the tensor's
-      target step ``v_r`` (its distinct target steps ``v_0 < v_1 < ...``) has the tensor in memory
-      since a Copy at an earlier target or at ``v_r`` with a lower index. Chain variables ``H_r``
-      (a NoCopy at ``v_r`` or later relies on a Copy before ``v_r``): ``y_j <= H_r + (Copies of
-      lower index at v_r)``, ``H_r <= H_{r-1} + (Copies at v_{r-1})``, and ``H_r`` makes the
-      component present strictly between ``v_{r-1}`` and ``v_r``.
+      lower index), a contiguous chain that starts with a Copy or a pin (the only placements
+      without a predecessor), so a NoCopy at the tensor's target step ``v_r`` (its distinct
+      target steps ``v_0 < v_1 < ...``) has the tensor in memory since a Copy or pin (a *start*)
+      at an earlier target or at ``v_r`` with a lower index. Chain variables ``H_r`` (a NoCopy at
+      ``v_r`` or later relies on a start before ``v_r``): ``y_j <= H_r + (starts of lower index at
+      v_r)``, ``H_r <= H_{r-1} + (starts at v_{r-1})``, and ``H_r`` makes the component present
+      strictly between ``v_{r-1}`` and ``v_r``. A pin is the tensor's first buffer, so it is a
+      start for every later NoCopy; by the ``slow_memory`` rule every later buffer of a pinned
+      tensor is a NoCopy: ``z_i <= y_j``.
     * **Supply.** A Copy receives its demand within its window (``[copy_from, target - 1]`` for
       an input, ``[target + 1, live_end]`` for an output), and the copies whose windows lie in a
       step interval receive at most its supply: Hall inequalities on dyadic intervals (lengths
       ``2**j`` at stride ``2**(j-1)``; a copy enters those of the three finest levels that can
-      contain its window, and the whole horizon's).
-    * **Feasibility**: alias groups all placed or none (equal ``x + y``); a buffer larger than
-      memory, or a Copy whose window has too little supply, is 0; an output or the first buffer
-      of a tensor is no NoCopy.
+      contain its window, and the whole horizon's). Only Copies enter these rows: a pin copies
+      nothing (``nocopy_copy``), so a solution with pins uses no more supply than its Copies.
+    * **Feasibility**: alias groups all placed or none (equal ``x + y + z``); a buffer larger
+      than memory, or a Copy whose window has too little supply, is 0; the first buffer of a
+      tensor is no NoCopy unless it is an output that may pin (not ``live_out``, the
+      ``slow_memory`` rule; and only if ``rules.output_nocopy``: with False the bound is one on
+      the solutions without pins).
     * **Latency tables**: up to `HULL_BITS` placeable buffers, one variable per mask summing to
-      1, whose marginals are the buffers' ``x + y`` (the convex hull of the table's 0/1 points;
+      1, whose marginals are the buffers' ``x + y + z`` (the convex hull of the table's 0/1 points;
       no assumption of additivity); larger ones get a variable ``g <= max gain`` and ``g <=
-      sum_b m_b (x_b + y_b)``, ``m_b`` the largest marginal gain of buffer ``b`` over all masks
+      sum_b m_b (x_b + y_b + z_b)``, ``m_b`` the largest marginal gain of buffer ``b`` over all masks
       (``gain(mask)`` telescopes into marginals from ``gain(0) = 0``); exact at 0/1 points for
       roofline tables, ``min(K, sum_b d_b)``.
+
+    Why pins need nothing more: every row above is a property of a valid solution that holds
+    with pins too. The memory rows only take a component to be present where a placement
+    forces it (a pin forces it over its live range, where its allocation really is); the chain
+    rows accept a pin as a start; the supply rows count Copies only; alias, table and objective
+    terms count a pin as placed (``x + y + z``).
 
     Left out: offsets (fragmentation), the copy engine's one-step sharing, and where within its
     window a copy really runs (only the shortest possible presence is charged). LPs up to
@@ -774,6 +845,7 @@ def relaxation(problem: Problem, *, pdlp_iterations: int = PDLP_ITERATIONS) -> t
     first_of_tensor = np.zeros(n, bool)
     first_of_tensor[np.unique(tensor, return_index=True)[1]] = True
     can_nocopy = fits & ~first_of_tensor & ~p.is_output
+    can_pin = _pin_ok(p, rules)
 
     in_table = np.zeros(n, bool)
     for table in p.latency_tables:
@@ -781,19 +853,23 @@ def relaxation(problem: Problem, *, pdlp_iterations: int = PDLP_ITERATIONS) -> t
     benefit = np.where(in_table, 0.0, p.benefit)
     xv = np.full(n, -1, np.int64)
     yv = np.full(n, -1, np.int64)
+    zv = np.full(n, -1, np.int64)
     for i in range(n):
         if can_copy[i]:
             xv[i] = lp.var(obj=float(benefit[i]))
         if can_nocopy[i]:
             yv[i] = lp.var(obj=float(benefit[i]))
-        if can_copy[i] and can_nocopy[i]:
-            lp.row("ub", [(xv[i], 1.0), (yv[i], 1.0)], 1.0)
+        if can_pin[i]:
+            zv[i] = lp.var(obj=float(benefit[i]))
+        if int(can_copy[i]) + int(can_nocopy[i]) + int(can_pin[i]) > 1:
+            lp.row("ub", [(v, 1.0) for v in (xv[i], yv[i], zv[i]) if v >= 0], 1.0)
 
     def placed(i: int) -> list[tuple[int, float]]:
-        return [(v, 1.0) for v in (xv[i], yv[i]) if v >= 0]
+        return [(v, 1.0) for v in (xv[i], yv[i], zv[i]) if v >= 0]
 
-    def copies(idx) -> list[tuple[int, float]]:
-        return [(int(xv[i]), 1.0) for i in idx if xv[i] >= 0]
+    def starts(idx) -> list[tuple[int, float]]:
+        """The Copies and pins of buffers `idx`: what a NoCopy chain may start with."""
+        return [(int(v), 1.0) for i in idx for v in (xv[i], zv[i]) if v >= 0]
 
     # Alias groups: all or nothing. Components: tensors linked by alias groups.
     parent = list(range(int(tensor.max(initial=-1)) + 1))
@@ -821,6 +897,8 @@ def relaxation(problem: Problem, *, pdlp_iterations: int = PDLP_ITERATIONS) -> t
             continue
         c = int(component[i])
         sources.setdefault(c, []).append((int(t[i]), int(t[i]), terms))
+        if zv[i] >= 0:  # a pin holds the tensor over its whole live range, from its target
+            sources[c].append((int(t[i]), int(le[i]), [(int(zv[i]), 1.0)]))
         if not (xv[i] >= 0 and has_demand[i]):
             continue
         # The copy lies in its window and the allocation holds it, so the buffer is in memory
@@ -846,7 +924,7 @@ def relaxation(problem: Problem, *, pdlp_iterations: int = PDLP_ITERATIONS) -> t
                 h = lp.var()
                 prev = idx[t[idx] == steps[r - 1]]
                 lp.row("ub", [(h, 1.0)] + ([(chain[-1], -1.0)] if len(chain) else [])
-                       + [(v_, -1.0) for v_, _ in copies(prev)], 0.0)
+                       + [(v_, -1.0) for v_, _ in starts(prev)], 0.0)
                 if v > steps[r - 1] + 1:  # the steps strictly between the two targets
                     sources.setdefault(int(component[idx[0]]), []).append(
                         (int(steps[r - 1]) + 1, v - 1, [(h, 1.0)]))
@@ -854,7 +932,10 @@ def relaxation(problem: Problem, *, pdlp_iterations: int = PDLP_ITERATIONS) -> t
             for q, j in enumerate(here.tolist()):
                 if yv[j] >= 0:
                     lp.row("ub", [(int(yv[j]), 1.0)] + ([(chain[-1], -1.0)] if r else [])
-                           + [(v_, -1.0) for v_, _ in copies(here[:q])], 0.0)
+                           + [(v_, -1.0) for v_, _ in starts(here[:q])], 0.0)
+        for i in idx[zv[idx] >= 0].tolist():  # a pinned tensor: every later buffer is a NoCopy
+            for j in idx[idx > i].tolist():
+                lp.row("ub", [(int(zv[i]), 1.0)] + ([(int(yv[j]), -1.0)] if yv[j] >= 0 else []), 0.0)
 
     # Segments of presence per component (a segment with one source is that source; one with
     # several gets a variable >= each).

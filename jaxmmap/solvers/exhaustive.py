@@ -6,6 +6,13 @@ remaining buffers can add cannot beat the best complete game. The bound: the pos
 benefits of the remaining buffers outside latency tables, plus, per latency table, the best gain
 any completion of its placed set could reach. With `bound=False` it enumerates every legal
 sequence (the brute force that tests the bound).
+
+The moves are the reference game's legal actions under `rules`, so the search covers pins (a
+NoCopy of an output, docs/game.md) exactly when ``rules.output_nocopy``. The bound stays valid
+with them: it assumes nothing about supply, copies or how a buffer is placed (a pin, or the
+NoCopies it forces on its tensor's later buffers, earn the same rewards as any placement), and
+any completion's remaining rewards are at most those positive benefits plus each table's best
+reachable gain.
 """
 
 from __future__ import annotations
