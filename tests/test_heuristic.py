@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 
 import numpy as np
@@ -34,7 +35,7 @@ def test_game_replay_is_a_game_solution_and_best_takes_the_better():
     problem = bundled("tiny")
     plan_only = heuristic(problem, 10, 0, rules=RULES)
     both = heuristic(problem, 10, 0, rules=RULES, mode="best")
-    game = replay(problem, plan(problem, RULES).action, RULES)
+    game = replay(problem, plan(problem, RULES, pins=both.info["chosen"]).action, RULES)  # the best plan's
     assert validate(problem, game).ok
     assert both.info["game_return"] == pytest.approx(game.ret)
     assert both.solution.ret == pytest.approx(max(game.ret, plan_only.solution.ret))
@@ -149,3 +150,114 @@ def test_copy_check_is_exact_edf(seed):
         if expected:
             memory.add_copy(a, b, demand)
             accepted.append((a, b, demand))
+
+
+def test_removing_copies_restores_the_engine():
+    memory = _Memory(discretize(make_problem([dict(t=0)], memory=32, supply=[2.0] * 8), RULES), 8)
+    before = memory.snapshot()
+    memory.add_copy(1, 3, 1)
+    memory.add_copy(5, 5, 1)
+    assert not memory.copy_fits(2, 4, 1)
+    memory.remove_copy(5, 5, 1)
+    memory.remove_copy(1, 3, 1)
+    after = memory.snapshot()
+    assert all(np.array_equal(a, b) for a, b in zip(before[:3], after[:3])) and before[3] == after[3]
+    assert memory.copy_fits(2, 4, 1)
+
+
+# ----------------------------------------------------------------------------- pins
+
+
+def _pinned(problem, solution) -> np.ndarray:
+    """The outputs a solution pins (NoCopy of an output)."""
+    return (solution.action == NOCOPY) & problem.is_output
+
+
+def _generated(seed, **changes):
+    options = dict(num_instructions=20 + 4 * seed, inplace_prob=0.3, loop_prob=0.1,
+                   memory_fraction=0.5, copy_bandwidth=2e5, latency_tables=seed % 2 == 1)
+    return generate(seed, **{**options, **changes})
+
+
+@pytest.mark.parametrize("pins", ["never", "compare", "first", "first-kept", "only"])
+@pytest.mark.parametrize("seed", range(6))
+def test_every_pin_mode_plans_validly(seed, pins):
+    problem = _generated(seed)
+    solution = plan(problem, RULES, pins=pins).solution
+    report = validate(problem, solution)
+    assert report.ok, str(report)
+    assert solution.ret == pytest.approx(report.recomputed_return)
+    assert not np.any(_pinned(problem, solution) & problem.live_out)
+    if pins == "never":
+        assert not _pinned(problem, solution).any()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_heuristic_returns_at_least_the_pinning_greedy(seed):
+    problem = _generated(seed)
+    ours = solve(problem, "heuristic", budget_s=30, rules=RULES)
+    greedy = solve(problem, "pinning", budget_s=30, rules=RULES)
+    assert ours.solution.ret >= greedy.solution.ret - 1e-9
+    assert ours.info["plan_returns"]["only"] == pytest.approx(greedy.solution.ret)
+    assert ours.solution.ret == pytest.approx(max(ours.info["plan_returns"].values()))
+
+
+def test_heuristic_beats_the_pinning_greedy_and_the_older_plan_on_the_bundled_instance():
+    problem = bundled("tiny")
+    ours = solve(problem, "heuristic", budget_s=30).solution
+    greedy = solve(problem, "pinning", budget_s=30).solution
+    older = solve(problem, "heuristic", budget_s=30, rules=Rules(output_nocopy=False)).solution
+    assert ours.ret > greedy.ret and ours.ret > older.ret
+    assert _pinned(problem, ours).any()
+
+
+def _long_lived_output():
+    """One tensor written at step 1 and read at steps 2, 4, 6 and 8, with copies far too slow to
+    copy it out or back in: only a pin places it (and it then places all four buffers)."""
+    return make_problem([dict(t=1, out=True, tensor=7, live=(1, 8), demand=50.0, benefit=1.0)]
+                        + [dict(t=t, tensor=7, live=(1, 8), demand=50.0, benefit=2.0) for t in (2, 4, 6, 8)],
+                        memory=100, supply=[1.0] * 10)
+
+
+def test_pins_the_tensor_when_no_copy_can_serve_it():
+    problem = _long_lived_output()
+    result = heuristic(problem, 10, 0, rules=RULES)
+    solution = result.solution
+    assert validate(problem, solution).ok
+    assert list(solution.action) == [NOCOPY] * 5
+    assert (solution.alloc_start[0], solution.alloc_end[0]) == (1, 8)  # the whole live range
+    assert np.all(solution.alloc_start[1:] == -1) and np.all(solution.copy_start == -1)
+    assert solution.ret == pytest.approx(9.0) and result.info["pins"] == 1
+    assert plan(problem, RULES, pins="never").solution.ret == 0.0  # without the pin: nothing
+
+
+def test_pins_what_xla_would_keep_and_copies_what_it_would_evict():
+    # Both tensors can be copied out and back in (fast copies); the first is read right after
+    # its write (XLA keeps it: pinned), the second after a gap of 20 copy times (evicted).
+    kept = [dict(t=1, out=True, tensor=1, live=(1, 2), demand=0.5), dict(t=2, tensor=1, live=(1, 2), demand=0.5)]
+    far = [dict(t=3, out=True, tensor=2, live=(3, 24), demand=1.0), dict(t=24, tensor=2, live=(3, 24), demand=1.0)]
+    problem = make_problem(kept + far, memory=100, supply=[1.0] * 26)
+    solution = plan(problem, RULES).solution
+    assert validate(problem, solution).ok
+    assert list(solution.action) == [NOCOPY, NOCOPY, COPY, COPY]
+
+
+def test_never_pins_a_live_out_tensor():
+    problem = _long_lived_output()
+    live_out = dataclasses.replace(problem, live_out=np.ones(problem.num_buffers, bool))
+    solution = heuristic(live_out, 10, 0, rules=RULES).solution
+    assert validate(live_out, solution).ok
+    assert not _pinned(live_out, solution).any() and solution.ret == 0.0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_never_pins_under_the_older_rules(seed):
+    older = Rules(columns=32, output_nocopy=False)
+    problem = _generated(seed)
+    result = heuristic(problem, 10, 0, rules=older)
+    assert validate(problem, result.solution).ok
+    assert not _pinned(problem, result.solution).any()
+    assert list(result.info["plan_returns"]) == ["never"]
+    assert result.solution.ret == pytest.approx(plan(problem, older, pins="never").solution.ret)
+    with_pins = heuristic(problem, 10, 0, rules=RULES)
+    assert with_pins.solution.ret >= plan(problem, RULES, pins="never").solution.ret - 1e-9

@@ -2,10 +2,11 @@
 
 import dataclasses
 
+import numpy as np
 import pytest
-from builders import EGRL_OPTIONS, ES_OPTIONS, agent_options
+from builders import EGRL_OPTIONS, ES_OPTIONS, agent_options, make_problem
 
-from jaxmmap import Rules, bundled, generate, validate
+from jaxmmap import COPY, DROP, NOCOPY, Rules, bundled, generate, validate
 from jaxmmap.solvers import SOLVERS, InvalidSolution, solve
 from jaxmmap.solvers.base import Result
 from jaxmmap.solvers.cpsat import upper_bound
@@ -20,15 +21,29 @@ def tiny(seed, tables=False):
                     copy_bandwidth=1e6, latency_tables=tables)
 
 
-@pytest.mark.parametrize("seed", range(10))
-def test_branch_and_bound_equals_brute_force(seed):
-    problem = tiny(seed, tables=seed % 2 == 1)
-    bounded = exhaustive(problem, 60, 0, rules=RULES)
-    brute = exhaustive(problem, 60, 0, rules=RULES, bound=False)
+def pin_friendly(seed):
+    """Slower copies and more memory than `tiny`: the optimum pins outputs (NoCopy of an output)
+    on seeds 0-3, 5 and 6, and is higher than without pins."""
+    return generate(seed, num_instructions=4 + seed % 3, inplace_prob=0.3, memory_fraction=0.7,
+                    copy_bandwidth=2e5, latency_tables=seed % 2 == 1)
+
+
+@pytest.mark.parametrize("family,seed,output_nocopy", [("tiny", s, True) for s in range(10)]
+                         + [("pinning", s, True) for s in (0, 2, 3, 5, 6)] + [("pinning", 2, False)])
+def test_branch_and_bound_equals_brute_force(family, seed, output_nocopy):
+    problem = tiny(seed, tables=seed % 2 == 1) if family == "tiny" else pin_friendly(seed)
+    rules = Rules(columns=32, output_nocopy=output_nocopy)
+    bounded = exhaustive(problem, 60, 0, rules=rules)
+    brute = exhaustive(problem, 60, 0, rules=rules, bound=False)
     assert bounded.info["proven_optimal"] and brute.info["proven_optimal"]
     assert bounded.solution.ret == pytest.approx(brute.solution.ret, abs=1e-9)
     assert bounded.info["nodes"] <= brute.info["nodes"]
     assert validate(problem, bounded.solution).ok
+    pinned = (bounded.solution.action == 1) & problem.is_output
+    if family == "pinning":  # the new action is searched, and pays; the older rules never pin
+        assert pinned.any() == output_nocopy
+        older = exhaustive(problem, 60, 0, rules=dataclasses.replace(rules, output_nocopy=False))
+        assert (bounded.solution.ret > older.solution.ret + 1e-9) == output_nocopy
 
 
 # Solvers that play the game: the game's optimum (exhaustive) bounds them. The others place
@@ -107,3 +122,74 @@ def test_solve_validates_every_solution(monkeypatch):
         solve(problem, "cheat", budget_s=1, rules=RULES)
     with pytest.raises(ValueError, match="unknown solver"):
         solve(problem, "oracle")
+
+
+# ----------------------------------------------------------------------------- the pinning greedy
+
+
+def _zero_sized(problem):
+    """`problem` with its unaliased tensors of odd id made zero-size."""
+    aliased = np.isin(problem.tensor_id, problem.tensor_id[problem.alias_id >= 0])
+    zero = ~aliased & (problem.tensor_id % 2 == 1)
+    return dataclasses.replace(problem, size=np.where(zero, 0, problem.size))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pinning_is_valid_with_alias_groups_tables_and_zero_sizes(seed):
+    problem = generate(seed, num_instructions=12 + 3 * seed, inplace_prob=0.4, loop_prob=0.2,
+                       memory_fraction=0.6, latency_tables=seed % 2 == 1)
+    problem = _zero_sized(problem) if seed % 4 >= 2 else problem
+    result = solve(problem, "pinning", budget_s=10, rules=RULES)  # validated
+    s = result.solution
+    pinned = (s.action == NOCOPY) & problem.is_output
+    assert pinned.any() and not np.any(s.action == COPY)
+    # Only whole tensors, each allocated over its whole live range by its output.
+    assert set(problem.tensor_id[s.action != DROP]) == set(problem.tensor_id[pinned])
+    assert np.all(s.alloc_start[pinned] == problem.live_start[pinned])
+    assert np.all(s.alloc_end[pinned] == problem.live_end[pinned])
+    assert np.all(s.alloc_start[(s.action == NOCOPY) & ~problem.is_output] == -1)
+    assert result.info["pinned_tensors"] == int(pinned.sum()) and result.info["pins_allowed"]
+
+
+def test_pinning_keeps_an_in_place_update_at_one_offset():
+    # Tensor 1 is written at step 1 and updated in place at step 3 by tensor 2 (alias group 0),
+    # which is read at step 5; tensor 3 is zero-size.
+    group = dict(alias=0, size=60)
+    problem = make_problem([dict(t=1, out=True, tensor=1, live=(1, 3), **group),
+                            dict(t=2, out=True, tensor=3, live=(2, 4), size=0),
+                            dict(t=3, tensor=1, live=(1, 3), **group),
+                            dict(t=3, out=True, tensor=2, live=(3, 5), **group),
+                            dict(t=4, tensor=3, live=(2, 4), size=0),
+                            dict(t=5, tensor=2, live=(3, 5), **group)], memory=100)
+    s = solve(problem, "pinning", budget_s=10, rules=RULES).solution
+    assert list(s.action) == [NOCOPY] * 6 and s.ret == pytest.approx(6.0)
+    assert len(set(s.offset[[0, 2, 3, 5]])) == 1
+    assert (s.alloc_start[3], s.alloc_end[3]) == (3, 5)
+
+
+def test_pinning_goes_by_benefit_per_byte_step():
+    # Room for one of two tensors over the same steps: the one with less benefit but more per
+    # byte-step (2 / (30 * 4) > 3 / (60 * 4)) is pinned.
+    problem = make_problem([dict(t=1, out=True, tensor=1, size=60, live=(1, 4), benefit=3.0),
+                            dict(t=1, out=True, tensor=2, size=30, live=(1, 4), benefit=2.0)],
+                           memory=80)
+    s = solve(problem, "pinning", budget_s=10, rules=RULES).solution
+    assert list(s.action) == [DROP, NOCOPY] and s.ret == 2.0
+
+
+def test_pinning_drops_everything_under_the_older_rules():
+    problem = bundled("tiny")
+    assert solve(problem, "pinning", rules=RULES).solution.ret > 0
+    result = solve(problem, "pinning", budget_s=10, rules=Rules(columns=32, output_nocopy=False))
+    assert np.all(result.solution.action == DROP) and result.solution.ret == 0.0
+    assert not result.info["pins_allowed"] and "output_nocopy" in result.info["note"]
+
+
+def test_pinning_never_pins_a_live_out_tensor():
+    problem = bundled("tiny")  # its program results are live-out
+    assert problem.live_out.any()
+    s = solve(problem, "pinning", budget_s=10, rules=RULES).solution
+    assert not np.any((s.action != DROP) & problem.live_out)
+    unmarked = dataclasses.replace(problem, live_out=np.zeros_like(problem.live_out))
+    s = solve(unmarked, "pinning", budget_s=10, rules=RULES).solution
+    assert np.any((s.action != DROP) & problem.live_out)  # unmarked, some of them are pinned

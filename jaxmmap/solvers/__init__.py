@@ -18,6 +18,7 @@ from jaxmmap.rules import Rules
 from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.solvers.exhaustive import exhaustive
 from jaxmmap.solvers.heuristic import heuristic
+from jaxmmap.solvers.pinning import pinning
 from jaxmmap.solvers.simple import greedy, random_search
 from jaxmmap.validator import validate
 
@@ -40,6 +41,7 @@ SOLVERS = {
     "random": random_search,
     "greedy": greedy,
     "heuristic": heuristic,
+    "pinning": pinning,
     "es": _lazy("es", "es"),
     "egrl": _lazy("egrl", "egrl"),
     "mcts": _lazy("jaxmmap.agent.search", "mcts"),

@@ -2,59 +2,47 @@
 
 XLA decides which buffers live in the alternate (fast) memory with a best-fit heap over buffer
 intervals sorted by how memory-bound they are. This module follows that design in the game's
-units (grid columns, supply ticks). Its result is an action per buffer with the heuristic's own
-offsets and copy intervals: a solution of the physical problem that the validator checks, as
-XLA's assignment is in the paper (MMap-MuZero-prod takes the better of the agent and XLA). The
-same decisions can also be replayed through the JAX game (`mode="game"`), which places them with
-the game's own rules; `mode="best"` returns the better of the two.
+units (grid columns, supply ticks). Its result is an action per buffer with its own offsets and
+copy intervals: a solution of the physical problem that the validator checks, as XLA's
+assignment is in the paper. `mode="game"` replays the decisions in the JAX game instead (its
+own placement rules), `mode="best"` returns the better of the two. docs/solvers.md says where
+this departs from XLA.
 
 Plan (`plan`):
 
 1. **Order.** Work items are whole alias groups (all their tensors together, all or nothing, one
-   offset) and unaliased tensors. They are sorted by memory-boundedness: estimated benefit per
-   sqrt(size) (descending), then size, then live-range length. The benefit of a buffer is its
-   static benefit or, in a latency table, the gain of having it alone in fast memory.
-2. **Per use, in time order: keep, prefetch or leave.** A use whose tensor is already in fast
-   memory is *kept* (NoCopy, extending the previous allocation at its offset) if the gap is short
-   enough: XLA's `CanAllocateInAlternateMemoryNoCopy` rule, the elapsed time of the gap at most
-   `max_overlap` (10) times the copy time; otherwise the tensor is *evicted* (its allocation
-   ends) and the use is *prefetched* again (Copy). A prefetch's start is chosen as XLA's
-   cost-analysis prefetch interval picker does: the start whose overlap (elapsed time of the
-   copy interval over the copy time) is nearest `preferred_overlap` (1.5), among starts with an
-   overlap in `[min_overlap, max_overlap]` = [0.8, 10] (the ratios of XLA's own tests), trying
-   the others in order of their distance from the preferred one. An output is placed where it is
-   written and copied out (evicted) as early as the copy engine allows. A use that neither fits
-   nor earns a positive benefit (given what the plan has placed so far: a latency-table buffer
-   earns its marginal gain) is *left* in slow memory (Drop).
-3. **Best fit.** Every new allocation goes to the smallest free run of columns that holds it over
-   its whole interval (XLA's best-fit heap); an alias group takes one offset free over the union
-   of its allocations.
-4. **Copy resources.** One copy engine (two copy intervals share at most one step: the game's
-   equation 6, i.e. one outstanding copy, shared only at boundary steps) and the per-step supply,
-   checked exactly (earliest deadline first) whenever a copy is added, as XLA's asynchronous-copy
-   resource is.
+   offset) and unaliased tensors, sorted by estimated benefit per sqrt(size) (descending), then
+   size, then live-range length. A latency-table buffer's benefit is the better of its gain
+   alone and what it adds to the best completion of its table (`_potential`).
+2. **Pins** (NoCopy of an output: the tensor lives in fast memory all its life, with no copy;
+   only where the rules allow, `Discretized.pinnable`). A tensor is pinned where XLA would keep
+   it in fast memory without evicting it: no gap between its uses, nor its life after the last
+   one, longer than `max_overlap` copies (then the pin holds about what copying holds, and uses
+   no supply). Otherwise it is also pinned if that places more than copying it (tried, then
+   undone), or, in an alias group, if its output cannot be copied out.
+3. **Per use, in time order: keep, prefetch or leave.** A use whose tensor is already in fast
+   memory is *kept* (NoCopy, extending the previous allocation) if the gap is at most
+   `max_overlap` (10) copy times (XLA's `CanAllocateInAlternateMemoryNoCopy`); otherwise it is
+   *prefetched* again (Copy), starting where the overlap (elapsed time of the copy over the copy
+   time) is nearest `preferred_overlap` (1.5) within `[min_overlap, max_overlap]` = [0.8, 10]
+   (XLA's cost-analysis prefetch interval picker). An output that is not pinned is written into
+   fast memory and copied out (evicted) as early as the copy engine allows. A use that neither
+   fits nor earns a positive benefit (given the plan so far) is *left* in slow memory (Drop).
+4. **Best fit.** Every new allocation goes to the smallest free run of columns that holds it over
+   its whole interval (XLA's best-fit heap); an alias group takes one offset for all its members.
+5. **Copy resources.** One copy engine (two copy intervals share at most one step, the game's
+   equation 6) and the per-step supply, checked exactly (earliest deadline first) whenever a copy
+   is added, as XLA's asynchronous-copy resource is.
+
+The solver (`heuristic`) makes several plans while its budget lasts and keeps the best (`PLANS`):
+the one above; the pinning greedy of `pinning.py` alone; that greedy's pins first (benefit per
+byte-step, lowest offsets; only of the tensors XLA would keep, or of all), then the plan above
+for the rest; and the plan without pins.
 
 Replay (`mode="game"`): the game plays the planned action of each buffer when it is legal, else
 the next one in a fixed fallback order (planned Copy: Copy, NoCopy, Drop; NoCopy: NoCopy, Copy,
-Drop; Drop: Drop, NoCopy, Copy), with the Drop-backup on. The game's placement rules are greedy
-in buffer order (lowest offset; copies take the latest start and consume the supply nearest the
-use), so the replay usually returns less than the plan: an alias group's first member may take
-an offset its later members find occupied, and a long eviction decided early may consume the
-supply a later-decided, earlier-due prefetch needed (the plan checks copies exactly).
-
-Where this departs from XLA:
-
-* Time is the game's logical steps and copy time is the game's supply: the "elapsed time" of a
-  range of steps is its copy supply (supply = bandwidth x step duration), so overlap ratios are
-  supply sums over demand. A copy also needs its supply to be *available*; overlaps below 1.0
-  never fit, so the effective minimum is max(0.8, what the remaining supply allows).
-* XLA allows several outstanding asynchronous copies sharing bandwidth; the game has one engine.
-* When a use is too far for XLA to keep its tensor in fast memory but no prefetch fits (one
-  step between the write and the read already takes more than `max_overlap` copies on fast copy
-  engines), the tensor is kept anyway; XLA would serve the use from slow memory.
-* XLA retries with smaller allocations, repacks and splits live ranges on failure; here a use
-  that does not fit is left in slow memory, and an alias group that does not fit is left whole.
-* Latency-table interactions between buffers of one instruction are ignored when ordering.
+Drop; Drop: Drop, NoCopy, Copy), with the Drop-backup on. The game places greedily in buffer
+order (lowest offset, latest copy start), so the replay usually returns less than the plan.
 """
 
 from __future__ import annotations
@@ -71,11 +59,18 @@ from jaxmmap.play import Policy, rollout, to_solution
 from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
 from jaxmmap.rules import Discretized, Rules, discretize, exact_return
 from jaxmmap.solvers.base import Anytime, Result
+from jaxmmap.solvers.pinning import pin_order, unit_steps
 
 PREFERRED_OVERLAP = 1.5
 MIN_OVERLAP = 0.8
 MAX_OVERLAP = 10.0
 MAX_START_TRIES = 64  # prefetch starts tried per use, nearest the preferred overlap first
+PIN_MODES = ("never", "compare", "first", "first-kept", "only")
+# The heuristic's plans, in the order it makes them (`plan`'s pin modes): XLA's with pins where
+# they pay; the pinning greedy alone (cheap; so the heuristic never returns less than the
+# `pinning` solver); the pinning greedy's pins of the tensors XLA would keep, then XLA's for the
+# rest; the same with all the greedy's pins; the older game's plan, without pins.
+PLANS = ("compare", "only", "first-kept", "first", "never")
 
 # Fallback preference of the replay, per planned action.
 _PREFERENCE = np.array([[COPY, NOCOPY, DROP], [NOCOPY, COPY, DROP], [DROP, NOCOPY, COPY]],
@@ -122,20 +117,23 @@ class _Memory:
         """Elapsed time (supply) of steps [a, b]."""
         return int(self.elapsed[b + 1] - self.elapsed[a]) if b >= a else 0
 
-    def best_fit(self, steps: np.ndarray, width: int) -> int:
-        """The start of the smallest free run of >= width columns over `steps`, or -1."""
+    def best_fit(self, steps: np.ndarray, width: int, *, lowest: bool = False) -> int:
+        """The start of the smallest free run of >= width columns over `steps` (with `lowest`:
+        the lowest free offset, the game's rule), or -1."""
         if width == 0:
             return 0
         if width > self.columns:
             return -1
-        blocked = self.occ[steps].any(axis=0)[: self.columns]
+        contiguous = steps.size and steps[-1] - steps[0] + 1 == steps.size
+        rows = self.occ[steps[0]:steps[-1] + 1] if contiguous else self.occ[steps]  # a view if it can
+        blocked = rows.any(axis=0)[: self.columns]
         edges = np.diff(np.concatenate([[1], blocked.astype(np.int8), [1]]))
         starts, ends = np.flatnonzero(edges == -1), np.flatnonzero(edges == 1)
         runs = ends - starts
         ok = runs >= width
         if not ok.any():
             return -1
-        return int(starts[ok][np.argmin(runs[ok])])
+        return int(starts[ok][0] if lowest else starts[ok][np.argmin(runs[ok])])
 
     def free(self, a: int, b: int, offset: int, width: int) -> bool:
         return not self.occ[a:b + 1, offset:offset + width].any()
@@ -179,6 +177,16 @@ class _Memory:
         self.cover[a:b] = j
         self.start_of[a] = j
 
+    def remove_copy(self, a: int, b: int, demand: int) -> None:
+        """Undoes the latest `add_copy(a, b, demand)` still in place."""
+        if a == b:
+            self.singles[a] -= demand
+            return
+        assert self.copies[-1] == (a, b, demand), "copies are removed in reverse order"
+        self.copies.pop()
+        self.cover[a:b] = -1
+        self.start_of[a] = -1
+
     def snapshot(self):
         return (self.cover.copy(), self.start_of.copy(), self.singles.copy(), len(self.copies))
 
@@ -187,36 +195,56 @@ class _Memory:
         del self.copies[snap[3]:]
 
 
-_MASKS = np.arange(256)
-
-
-def _potential(gain: np.ndarray, placed: int, dropped: int, bit: int) -> float:
+def _potential(gain: list[float], placed: int, dropped: int, bit: int) -> float:
     """How much the best completion of a latency table gains from including buffer `bit`: the
     best gain over reachable masks (supersets of `placed`, disjoint from `dropped`) with it,
     minus the best without it. Catches buffers that only pay together (a roofline instruction
     stays memory-bound until all its operands are fast), where the gain alone is zero."""
-    reach = ((_MASKS & placed) == placed) & ((_MASKS & dropped) == 0) & (_MASKS < gain.shape[0])
-    has = (_MASKS & bit) != 0
-    return float(gain[reach & has].max(initial=0.0) - gain[reach & ~has].max(initial=0.0))
+    best_with = best_without = 0.0
+    for mask, g in enumerate(gain):  # a plain loop: tables are small, NumPy's overhead is not
+        if mask & placed == placed and not mask & dropped:
+            if mask & bit:
+                best_with = max(best_with, g)
+            else:
+                best_without = max(best_without, g)
+    return best_with - best_without
+
+
+def _table_rows(problem: Problem, d: Discretized) -> list[list[float]]:
+    """Each latency table's gains over its own masks only (2**k of the 256 padded entries)."""
+    return [d.gain[j, : 2 ** t.buffers.shape[0]].tolist() for j, t in enumerate(problem.latency_tables)]
 
 
 def _benefit_estimate(problem: Problem, d: Discretized) -> np.ndarray:
     """Static benefit; for a latency-table buffer the better of its gain alone and its
     `_potential` in an empty table."""
     est = problem.benefit.astype(np.float64).copy()
+    rows = _table_rows(problem, d)
     for i in np.flatnonzero(d.table >= 0):
-        row, bit = d.gain[d.table[i]], 1 << int(d.table_bit[i])
+        row, bit = rows[d.table[i]], 1 << int(d.table_bit[i])
         est[i] = max(float(row[bit] - row[0]), _potential(row, 0, 0, bit))
     return est
 
 
-def plan(problem: Problem, rules: Rules = Rules(), *, preferred_overlap: float = PREFERRED_OVERLAP,
-         min_overlap: float = MIN_OVERLAP, max_overlap: float = MAX_OVERLAP) -> Plan:
-    """Runs the simplified memory-space assignment (see the module docstring)."""
-    d = discretize(problem, rules)
+def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
+         preferred_overlap: float = PREFERRED_OVERLAP, min_overlap: float = MIN_OVERLAP,
+         max_overlap: float = MAX_OVERLAP, prepared: tuple[Discretized, np.ndarray] | None = None) -> Plan:
+    """Runs the simplified memory-space assignment (see the module docstring).
+
+    `pins`: "never" (no output is pinned: the plan of the older game), "compare" (a tensor is
+    pinned where that beats copying it, module docstring), "first" (the pinning greedy's pins
+    first, then "compare" for the rest), "first-kept" (as "first", but the greedy pins only
+    tensors XLA would keep in fast memory all their life) or "only" (the pinning greedy alone).
+    Pins are made only where the rules allow them (`Discretized.pinnable`). `prepared`: the
+    problem's `discretize(problem, rules)` and `_benefit_estimate`, to share between plans."""
+    if pins not in PIN_MODES:
+        raise ValueError(f"pins must be one of {', '.join(PIN_MODES)}, got {pins!r}")
+    if prepared is None:
+        d = discretize(problem, rules)
+        prepared = (d, _benefit_estimate(problem, d))
+    d, est = prepared
     n, T = problem.num_buffers, problem.num_steps
     mem = _Memory(d, T)
-    est = _benefit_estimate(problem, d)
     target, is_output = problem.target_time, problem.is_output
     live_start, live_end = problem.live_start, problem.live_end
 
@@ -275,8 +303,11 @@ def plan(problem: Problem, rules: Rules = Rules(), *, preferred_overlap: float =
                 return (t, e), (t + 1, e)
         return None
 
+    rows = _table_rows(problem, d)
     table_mask = np.zeros(d.gain.shape[0], np.int64)  # placed buffers per latency table
     table_left = np.zeros(d.gain.shape[0], np.int64)  # buffers decided to stay slow
+
+    worth_seen: dict[tuple[int, int, int, int], float] = {}  # (table, placed, left, bit) -> worth
 
     def worth(i: int) -> float:
         """What placing buffer i may add, given the plan so far: its marginal gain now, or what
@@ -284,11 +315,16 @@ def plan(problem: Problem, rules: Rules = Rules(), *, preferred_overlap: float =
         j = int(d.table[i])
         if j < 0:
             return float(problem.benefit[i])
-        bit, row = 1 << int(d.table_bit[i]), d.gain[j]
-        now = float(row[table_mask[j] | bit] - row[table_mask[j]])
-        return max(now, _potential(row, int(table_mask[j]), int(table_left[j]), bit))
+        key = (j, int(table_mask[j]), int(table_left[j]), 1 << int(d.table_bit[i]))
+        if key not in worth_seen:
+            row, placed, left, bit = rows[j], *key[1:]
+            worth_seen[key] = max(row[placed | bit] - row[placed], _potential(row, placed, left, bit))
+        return worth_seen[key]
+
+    journal: list[int] = []  # committed buffers, in order (for `undo`)
 
     def commit(i: int, act: int, off: int, al, cp) -> None:
+        journal.append(i)
         action[i], offset[i] = act, off
         if d.table[i] >= 0:
             table_mask[d.table[i]] |= 1 << int(d.table_bit[i])
@@ -298,6 +334,19 @@ def plan(problem: Problem, rules: Rules = Rules(), *, preferred_overlap: float =
         if cp is not None:
             copy[i] = cp
             mem.add_copy(cp[0], cp[1], int(d.demand[i]))
+
+    def undo(mark: int) -> None:
+        """Takes back the commits after the first `mark` (their cells were free, their copies
+        the latest)."""
+        while len(journal) > mark:
+            i = journal.pop()
+            if d.table[i] >= 0:
+                table_mask[d.table[i]] &= ~(1 << int(d.table_bit[i]))
+            if alloc[i, 0] >= 0:
+                mem.occ[alloc[i, 0]:alloc[i, 1] + 1, offset[i]:offset[i] + d.width[i]] = False
+            if copy[i, 0] >= 0:
+                mem.remove_copy(int(copy[i, 0]), int(copy[i, 1]), int(d.demand[i]))
+            action[i], offset[i], alloc[i], copy[i] = DROP, -1, -1, -1
 
     def keep_gap(i: int, last, *, far_ok: bool = False) -> tuple[int, int] | None:
         """The allocation that keeps buffer i's tensor from `last` (start, end, ...) to its use:
@@ -313,8 +362,54 @@ def plan(problem: Problem, rules: Rules = Rules(), *, preferred_overlap: float =
             return None
         return gap
 
+    tensor_count = np.bincount(d.tensor, minlength=n)
+
+    def can_pin(i: int, members: np.ndarray) -> bool:
+        """Buffer i writes a tensor that may be pinned, and `members` hold all its buffers."""
+        k = d.tensor[i]
+        return pins != "never" and bool(d.pinnable[i]) and int(np.sum(d.tensor[members] == k)) == tensor_count[k]
+
+    def pin_pays(members: np.ndarray) -> bool:
+        """XLA would keep the tensor that members[0] writes in fast memory all its life: no gap
+        between its uses, nor its life after the last one, is longer than `max_overlap` copies."""
+        times = target[members]
+        ends = np.append(times[1:], live_end[members[0]])
+        demand = np.append(d.demand[members[1:]], d.demand[members[0]])
+        gap = mem.elapsed[ends + 1] - mem.elapsed[times + 1]
+        return bool(np.all((demand == 0) | (gap <= max_overlap * demand)))
+
+    def pin(members: np.ndarray, off: int) -> None:
+        """Pins the (whole) tensors of `members` at `off`: each output's allocation is its live
+        range, and the later buffers are NoCopy served from it (no allocation of their own)."""
+        for i in members:
+            i = int(i)
+            commit(i, NOCOPY, off, (int(live_start[i]), int(live_end[i])) if is_output[i] else None, None)
+
     def place_tensor(members: np.ndarray) -> None:
-        """An unaliased tensor: each use keeps, prefetches or leaves independently."""
+        """An unaliased tensor: pinned whole if XLA would keep it in fast memory all its life, or
+        if that places more than copying it (tried first, then undone), else `copy_tensor`."""
+        first = int(members[0])
+        if is_output[first] and can_pin(first, members):
+            off = mem.best_fit(np.arange(live_start[first], live_end[first] + 1), int(d.width[first]))
+            value = sum(worth(int(i)) for i in members)
+            if off >= 0 and value > 0:
+                mark = len(journal)
+                if not pin_pays(members) and copy_tensor(members) >= value:
+                    return
+                undo(mark)
+                pin(members, off)
+                return
+        copy_tensor(members)
+
+    def copy_tensor(members: np.ndarray) -> float:
+        """Each use of an unaliased tensor keeps, prefetches or leaves independently; returns what
+        the placed uses are worth."""
+        placed = []  # what each placed use is worth when placed
+
+        def place(i: int, act: int, off: int, al, cp) -> None:
+            placed.append(worth(i))
+            commit(i, act, off, al, cp)
+
         last = None  # (start, end, offset) of the tensor's allocation with the latest end
         for n_, i in enumerate(members):
             i, t, w = int(i), int(target[i]), int(d.width[i])
@@ -326,27 +421,28 @@ def plan(problem: Problem, rules: Rules = Rules(), *, preferred_overlap: float =
                 out = output_copy(i)
                 off = -1 if out is None else mem.best_fit(np.arange(out[0][0], out[0][1] + 1), w)
                 if out is not None and off >= 0:
-                    commit(i, COPY, off, out[0], out[1])
+                    place(i, COPY, off, out[0], out[1])
                     last = (out[0][0], out[0][1], off)
                 continue
             gap = keep_gap(i, last)
             if gap == (-1, -1):
-                commit(i, NOCOPY, last[2], None, None)
+                place(i, NOCOPY, last[2], None, None)
                 continue
             if gap is not None and mem.free(gap[0], gap[1], last[2], w):
-                commit(i, NOCOPY, last[2], gap, None)
+                place(i, NOCOPY, last[2], gap, None)
                 last = (last[0], t, last[2])
                 continue
             pre = input_copy(i, None)
             if pre is not None:
-                commit(i, COPY, pre[2], pre[0], pre[1])
+                place(i, COPY, pre[2], pre[0], pre[1])
                 if last is None or t >= last[1]:
                     last = (pre[0][0], t, pre[2])
                 continue
             gap = keep_gap(i, last, far_ok=True)  # no prefetch fits: keep it after all
             if gap is not None and mem.free(gap[0], gap[1], last[2], w):
-                commit(i, NOCOPY, last[2], gap, None)
+                place(i, NOCOPY, last[2], gap, None)
                 last = (last[0], t, last[2])
+        return sum(placed)
 
     def place_group(members: np.ndarray) -> None:
         """An alias group: every member placed, at one offset, or none."""
@@ -356,10 +452,14 @@ def plan(problem: Problem, rules: Rules = Rules(), *, preferred_overlap: float =
         for i in members:
             i, k = int(i), int(d.tensor[i])
             if is_output[i]:
-                out = output_copy(i)
-                if out is None:
+                pinnable = can_pin(i, members)
+                out = None if pinnable and pin_pays(members[d.tensor[members] == k]) else output_copy(i)
+                if out is not None:
+                    choice = (i, COPY, out[0], out[1])
+                elif pinnable:  # pinned: its later buffers find it there (keep_gap is (-1, -1))
+                    choice = (i, NOCOPY, (int(live_start[i]), int(live_end[i])), None)
+                else:
                     break
-                choice = (i, COPY, out[0], out[1])
             else:
                 prev = last.get(k)
                 gap = keep_gap(i, None if prev is None else (*prev, 0))
@@ -380,7 +480,7 @@ def plan(problem: Problem, rules: Rules = Rules(), *, preferred_overlap: float =
                 mem.add_copy(choice[3][0], choice[3][1], int(d.demand[i]))
             decided.append(choice)
             if choice[2] is not None and (k not in last or choice[2][1] >= last[k][1]):
-                last[k] = (choice[2][0] if choice[1] == COPY else last[k][0], choice[2][1])
+                last[k] = (choice[2][0] if choice[1] == COPY or k not in last else last[k][0], choice[2][1])
         mem.restore(snap)
         if len(decided) < len(members):
             return
@@ -405,7 +505,17 @@ def plan(problem: Problem, rules: Rules = Rules(), *, preferred_overlap: float =
         return (-benefit / np.sqrt(max(s, 1.0)), -s, -length, int(members[0]))
 
     items.sort(key=priority)
-    for members in items:
+    if pins in ("first", "first-kept", "only"):  # the pinning greedy's pins, at the lowest offsets
+        for unit in pin_order(problem, d, est):
+            if pins == "first-kept" and not all(pin_pays(unit[d.tensor[unit] == k])
+                                                for k in np.unique(d.tensor[unit])):
+                continue
+            off = mem.best_fit(unit_steps(problem, unit), int(d.width[unit[0]]), lowest=True)
+            if off >= 0:
+                pin(unit, off)
+    for members in items if pins != "only" else []:
+        if np.any(action[members] != DROP):
+            continue  # pinned above
         if aliased[members[0]]:
             if sum(worth(int(i)) for i in members) > 0:
                 place_group(members)
@@ -419,7 +529,7 @@ def plan(problem: Problem, rules: Rules = Rules(), *, preferred_overlap: float =
         action=action, offset=np.where(offset >= 0, offset * d.col_bytes, -1),
         alloc_start=alloc[:, 0].copy(), alloc_end=alloc[:, 1].copy(),
         copy_start=copy[:, 0].copy(), copy_end=copy[:, 1].copy(), rules=rules.to_json(),
-        metadata={"preferred_overlap": preferred_overlap, "min_overlap": min_overlap,
+        metadata={"pins": pins, "preferred_overlap": preferred_overlap, "min_overlap": min_overlap,
                   "max_overlap": max_overlap})
     return Plan(action=action, solution=solution,
                 order=np.array([int(m[0]) for m in items], np.int64))
@@ -440,25 +550,43 @@ def plan_policy(planned: jax.Array) -> Policy:
 
 
 def heuristic(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
-              mode: str = "plan", preferred_overlap: float = PREFERRED_OVERLAP,
+              mode: str = "plan", pins: str | None = None, preferred_overlap: float = PREFERRED_OVERLAP,
               min_overlap: float = MIN_OVERLAP, max_overlap: float = MAX_OVERLAP) -> Result:
     """The XLA-style heuristic (deterministic: `seed` is unused). `mode`: "plan" (its own
-    placement), "game" (its decisions replayed in the game) or "best" (the better of the two).
-    `info` has `plan_return`, `game_return` (when replayed), `planned_placed` and `followed`
-    (buffers on which the replay could follow the plan)."""
+    placement), "game" (the best plan's decisions replayed in the game) or "best" (the better of
+    the two). `pins`: one plan's pin mode (`plan`); None (default) makes the plans of `PLANS` in
+    turn while the budget lasts (the first two always) and keeps the best. `info` has
+    `plan_returns` (per plan made), `chosen`, `plan_return`, `planned_placed`, `pins` (outputs
+    pinned), and with a replay `game_return`, `followed` (buffers on which the replay could
+    follow the plan) and `restores`."""
     del seed
     if mode not in ("plan", "game", "best"):
         raise ValueError(f"mode must be 'plan', 'game' or 'best', got {mode!r}")
     clock = Anytime(budget_s)
-    p = plan(problem, rules, preferred_overlap=preferred_overlap, min_overlap=min_overlap,
-             max_overlap=max_overlap)
-    info = {"plan_return": float(p.solution.ret), "planned_placed": int(np.sum(p.action != DROP))}
+    d = discretize(problem, rules)
+    prepared = (d, _benefit_estimate(problem, d))
+    if pins is not None:
+        modes = [pins]
+    else:
+        modes = list(PLANS) if (d.pinnable & problem.is_output).any() else ["never"]
+    best, returns = None, {}
+    for k, pins_mode in enumerate(modes):
+        if k >= 2 and clock.out_of_time():
+            break
+        p = plan(problem, rules, pins=pins_mode, preferred_overlap=preferred_overlap,
+                 min_overlap=min_overlap, max_overlap=max_overlap, prepared=prepared)
+        returns[pins_mode] = float(p.solution.ret)
+        if best is None or p.solution.ret > best.solution.ret:
+            best = p
+    info = {"plan_returns": returns, "chosen": best.solution.metadata["pins"],
+            "plan_return": float(best.solution.ret), "planned_placed": int(np.sum(best.action != DROP)),
+            "pins": int(np.sum((best.action == NOCOPY) & problem.is_output))}
     if mode in ("plan", "best"):
-        clock.offer(dataclasses.replace(p.solution, solver="heuristic"))
+        clock.offer(dataclasses.replace(best.solution, solver="heuristic"))
     if mode in ("game", "best"):
-        solution = replay(problem, p.action, rules)
+        solution = replay(problem, best.action, rules)
         info.update(game_return=float(solution.ret),
-                    followed=int(np.sum(solution.action == p.action)),
+                    followed=int(np.sum(solution.action == best.action)),
                     restores=int(solution.metadata["restores"]))
         clock.offer(solution)
     return clock.result(**info)
