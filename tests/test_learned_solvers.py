@@ -59,7 +59,7 @@ def test_features_shapes_finite_and_greedy_start():
             return game.step(state, ours), (phi, game.legal_action_mask(state), ours,
                                              greedy_policy(key, state), state.done)
 
-        keys = jax.random.split(jax.random.key(0), PAD[0])
+        keys = jax.random.split(jax.random.key(0), 2 * PAD[0])  # restores undo moves: room for them
         final, out = jax.lax.scan(body, game.init(instance, backup=True), keys)
 
         def noisy_game(params, sample):
@@ -74,11 +74,11 @@ def test_features_shapes_finite_and_greedy_start():
 
     ctx, final, (phi, legal, ours, greedy, done), others = play(instance)
     chex.assert_shape(ctx.static, (PAD[0], policy.NUM_STATIC))
-    chex.assert_shape(phi, (PAD[0], policy.NUM_FEATURES))
+    chex.assert_shape(phi, (2 * PAD[0], policy.NUM_FEATURES))
     assert policy.NUM_FEATURES == len(policy.BUFFER_FEATURES) + 3 * len(policy.ACTION_FEATURES)
     assert np.all(np.isfinite(np.asarray(phi))) and np.isfinite(float(ctx.scale))
     live = ~np.asarray(done)
-    assert live.sum() == problem.num_buffers  # no restore in the greedy game
+    assert live.sum() == int(final.moves) >= problem.num_buffers + int(final.restores)
     np.testing.assert_array_equal(np.asarray(policy.phi_legal(phi))[live], np.asarray(legal)[live])
     np.testing.assert_array_equal(np.asarray(ours)[live], np.asarray(greedy)[live])
     assert bool(final.done) and not bool(final.lost)

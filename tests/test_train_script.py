@@ -36,7 +36,10 @@ def test_train_writes_a_valid_solution_and_resumes(tmp_path):
     solution = load_solution(str(workdir / "solution.json"))
     problem = bundled("tiny")
     assert validate(problem, solution).ok
-    assert solution.ret == max(summary["agent_return"], summary["heuristic_return"])
+    # Under the paper's rules a Drop-backup restore can undo many moves (a pinned tensor keeps
+    # the backup back until its last use), so the untrained agent may finish no game in 160.
+    returns = [r for r in (summary["agent_return"], summary["heuristic_return"]) if r is not None]
+    assert solution.ret == max(returns)
     assert len((workdir / "metrics.csv").read_text().splitlines()) == 1 + 16
     assert any(name.startswith("events") for name in os.listdir(workdir / "tensorboard"))
 
