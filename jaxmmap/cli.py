@@ -77,7 +77,9 @@ def summarize(problem: Problem, columns: int = 256) -> dict:
     return {
         "name": problem.name, "buffers": problem.num_buffers, "steps": problem.num_steps,
         "tensors": len(seen), "alias_groups": int(np.unique(aliases).size),
-        "aliased_buffers": int(aliases.size), "memory_size": problem.memory_size,
+        "aliased_buffers": int(aliases.size),
+        "live_out_tensors": int(np.unique(problem.tensor_id[problem.live_out]).size),
+        "memory_size": problem.memory_size,
         "peak_live_bytes": int(live.max()), "memory_pressure": float(live.max() / problem.memory_size),
         "total_supply": float(problem.supply.sum()), "total_demand": float(problem.demand.sum()),
         "total_benefit": float(problem.benefit.sum()),

@@ -13,7 +13,7 @@ def test_generate_check_play_validate(tmp_path, capsys):
     assert main(["generate", "--seed", "4", "--instructions", "30", "-o", str(problem)]) == 0
     assert main(["check", str(problem)]) == 0
     summary = json.loads(capsys.readouterr().out.split("\n", 1)[1])
-    assert summary["steps"] == 30 and summary["buffers"] > 30
+    assert summary["steps"] == 30 and summary["buffers"] > 30 and summary["live_out_tensors"] >= 1
     assert 0 <= summary["capacity_loss"]["size_rounding"] < 0.5
     for policy in ("random", "greedy"):
         solution = tmp_path / f"{policy}.json"
