@@ -336,7 +336,7 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
             else Rules(columns=auto_columns(problem))
         if bound:
             from jaxmmap.solvers.cpsat import upper_bound
-            bounds[problem.name] = float(upper_bound(problem))
+            bounds[problem.name] = float(upper_bound(problem, rules=game_rules))  # pins only if allowed
         cpsat_bound = math.inf
         for solver in solvers:
             for seed in range(seeds):

@@ -92,8 +92,9 @@ def test_every_solver_on_the_bundled_instance():
         options = {k: v for k, v in OPTIONS.get(name, {}).items() if k != "batch"}
         if name.startswith("muzero"):  # long enough for a game of 127 moves
             options["max_iterations"] = 150
-        result = solve(problem, name, budget_s=0 if name == "random" else 20, rules=rules,
-                       **options)
+        # cpsat no longer proves the optimum of tiny with pins: it would use its whole budget
+        budget = {"random": 0, "cpsat": 5}.get(name, 20)
+        result = solve(problem, name, budget_s=budget, rules=rules, **options)
         returns[name] = result.solution.ret
         assert 0 < returns[name] <= bound + 1e-6, name
     assert returns["heuristic"] > returns["random"]  # 256 random games
