@@ -301,7 +301,8 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     # NoCopy: extend the tensor's latest allocation up to the target; for an output, pin the
     # tensor: allocate its whole live range.
     p_start, p_end, p_off = board.tensor_start[tensor], board.tensor_end[tensor], board.tensor_offset[tensor]
-    has_pred = jnp.where(is_out, inst.pinnable[i] & (pin == PIN_FREE), (p_end >= 0) & (p_start <= t))
+    # whether NoCopy has what it builds on: a predecessor, or for an output the right to pin
+    nocopy_base = jnp.where(is_out, inst.pinnable[i] & (pin == PIN_FREE), (p_end >= 0) & (p_start <= t))
     covered = ~is_out & (p_end >= t)
     x_start, x_end = jnp.where(is_out, t, p_end + 1), jnp.where(is_out, live_end, t)
 
@@ -319,7 +320,7 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     copy_ok &= fits(0, a_start, a_end, copy_off)
     x_off = jnp.where((inst.nocopy_lowest | is_out) & ~covered,
                       jnp.where(placed, goff, _lowest(used[1], width)), p_off)
-    nocopy_ok = has_pred & (covered | fits(1, x_start, x_end, x_off)) & (~placed | (x_off == goff))
+    nocopy_ok = nocopy_base & (covered | fits(1, x_start, x_end, x_off)) & (~placed | (x_off == goff))
 
     none = jnp.int32(-1)
     return Candidates(
