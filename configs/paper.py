@@ -22,7 +22,8 @@ def get_config() -> ml_collections.ConfigDict:
     agent.discount = 0.9999  # discount_factor
     agent.num_simulations = 400  # num_mcts_simulations
     agent.init_temperature = 1.0  # init_temperature
-    agent.temperature_decay_steps = 400_000  # temperature_decay_steps
+    agent.mode = "muzero"  # the paper's agent (the quick start's default is "expert")
+    agent.temperature_decay = 0.4  # temperature_decay_steps 400,000 of num_training_steps
     agent.final_temperature = 0.2  # final_temperature
     agent.dirichlet_fraction = 0.25  # noise_fraction
     agent.dirichlet_alpha = 0.03  # noise_alpha

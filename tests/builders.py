@@ -66,7 +66,7 @@ def agent_config(**changes):
     network = NetworkConfig(grid_channels=(4, 8), profile_channels=(4,), profile_strides=(4,),
                             profile_bins=4, feature_width=16, torso=(32,), embedding=32, head=(32,),
                             dynamics=(32,), support_size=31)
-    base = dict(games=8, num_simulations=8, replay_size=8 * 32, batch_size=16, learning_rate=3e-3,
+    base = dict(mode="muzero", games=8, num_simulations=8, replay_size=8 * 32, batch_size=16, learning_rate=3e-3,
                 unroll_steps=3, td_steps=5, min_replay_moves=8, updates_per_chunk=10,
                 target_update_interval=10, network=network)
     if changes.get("mode", "muzero") == "muzero":
@@ -75,9 +75,13 @@ def agent_config(**changes):
 
 
 def agent_options(max_iterations: int, **changes) -> dict:
-    """`agent_config()` as options of the `muzero` solvers (with the tests' padding)."""
+    """Options of the `muzero` solvers for the tests (with the tests' padding): the default
+    (expert) mode with 8 games, or `agent_config(**changes)` when `changes` name a mode."""
     import dataclasses
 
-    config = agent_config(**changes)
-    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name != "mode"}
+    if changes.get("mode", "expert") == "expert":
+        fields = dict(games=8, elites=2, batch_size=16, generations_per_chunk=2, **changes)
+    else:
+        config = agent_config(**changes)
+        fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     return dict(fields, padding=PAD, max_iterations=max_iterations)

@@ -8,7 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmmap import ReferenceGame, Rules, game, generate, make_instance
+from jaxmmap import ReferenceGame, Rules, game, generate, greedy_policy, make_instance
+from jaxmmap.solvers import policy
 from jaxmmap.agent import observation as obs_module
 from jaxmmap.agent.observation import (
     ACTION_FEATURES,
@@ -77,11 +78,15 @@ def test_shapes_ranges_and_agreement_with_the_reference(seed, columns):
     occupied = ref.board.owner[t] >= 0
     np.testing.assert_array_equal(np.asarray(obs.profile[: d.usable_columns]), occupied)
     assert np.all(np.asarray(obs.profile[d.usable_columns:]) == 1)
-    # The image keeps the occupied fraction of its window.
-    half = obs_module.WINDOW_STEPS // 2
-    window = np.zeros((obs_module.WINDOW_STEPS, 32 * words), bool)
-    lo, hi = max(0, t - half), min(problem.num_steps, t + half)
-    window[lo - (t - half): hi - (t - half), : d.usable_columns] = ref.board.owner[lo:hi] >= 0
+    # The image keeps the occupied fraction of its window: min(WINDOW_STEPS, steps) steps
+    # around the target, inside the program, a short program stretched over the rows.
+    rows = obs_module.WINDOW_STEPS
+    span = min(problem.num_steps, rows)
+    first = min(max(t - span // 2, 0), max(problem.num_steps - span, 0))
+    steps = first + (np.arange(rows) * span) // rows
+    assert steps.min() >= 0 and steps.max() < problem.num_steps  # never outside the program
+    window = np.zeros((rows, 32 * words), bool)
+    window[:, : d.usable_columns] = ref.board.owner[steps] >= 0
     assert float(np.mean(obs.grid)) == pytest.approx(window.mean(), abs=1e-6)
     # The supply window, centred on the target.
     w = np.zeros(SUPPLY_WINDOW)
@@ -115,3 +120,27 @@ def test_batched_observations_compile_once():
     assert np.all(np.asarray(first.legal)[:, 2])  # Drop is legal at the start
     with pytest.raises(ValueError, match="multiple"):
         observe(jax.tree.map(lambda x: x[0], states), window_steps=100)
+
+
+def test_decision_features_extend_the_es_features_with_what_is_left_and_the_profiles():
+    problem = generate(3, num_instructions=40, memory_fraction=0.3)
+    rules = Rules()
+    inst = make_instance(problem, rules)
+    ctx = policy.context(inst)
+    state = game.init(inst, backup=True)
+    features = jax.jit(obs_module.decision_features)
+    es_features = jax.jit(policy.features)
+    move = jax.jit(lambda s: game.step(s, greedy_policy(None, s)))
+    seen = []
+    while not bool(state.done):
+        phi = np.asarray(features(state, ctx))
+        assert phi.shape == (obs_module.NUM_DECISION_FEATURES,) and np.all(np.isfinite(phi))
+        np.testing.assert_allclose(phi[: policy.NUM_FEATURES], es_features(state, ctx), atol=1e-6)
+        extra = dict(zip(obs_module.DECISION_EXTRAS, phi[policy.NUM_FEATURES:]))
+        seen.append(extra["value_left"])
+        assert 0 <= extra["occupancy+0"] <= 1 and 0 <= extra["supply+0"] <= 1
+        used = int(np.sum([bin(int(w)).count("1") for w in np.asarray(state.board.grid[
+            int(inst.target[int(state.board.cursor)])])]))
+        assert extra["occupancy+0"] == pytest.approx(min(used / int(inst.columns), 1.0))
+        state = move(state)
+    assert seen[0] < 1 and np.all(np.diff(seen) <= 1e-6) and seen[-1] == pytest.approx(0, abs=1e-6)

@@ -23,7 +23,7 @@ import pytest
 from builders import PAD, agent_config
 
 from jaxmmap import Rules, game, generate, load_solution, make_instance, validate
-from jaxmmap.agent import learner, selfplay, train
+from jaxmmap.agent import expert, learner, selfplay, train
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.loop import agent_config as config_from_dict
 from jaxmmap.agent.loop import fit
@@ -181,15 +181,73 @@ def test_every_mode_plays_and_learns(mode):
         chex.assert_trees_all_equal(before, state.learner.params)
 
 
+def _expert(**changes) -> AgentConfig:
+    return AgentConfig(**{**dict(games=8, elites=2, batch_size=16, generations_per_chunk=2),
+                          **changes})
+
+
+def test_the_expert_mode_searches_around_its_best_game_and_learns_from_the_improvements():
+    problem = generate(2, num_instructions=30, memory_fraction=0.3)  # room for improvements
+    instance = make_instance(problem, RULES)
+    config = _expert()
+    state = expert.init(instance, config, seed=0)
+    assert not np.isfinite(float(state.best_return))
+    returns, learned = [], []
+    for _ in range(4):
+        state, metrics = expert.run_chunk(state, instance, jnp.float32(0.5), config=config)
+        metrics = jax.device_get(metrics)
+        returns += list(metrics["best_return"])
+        learned += list(metrics["learned"])
+    assert np.all(np.diff(returns) >= 0)  # the best only improves
+    assert any(learned) and int(state.learner.steps) == config.learner_steps * sum(learned)
+    assert np.isfinite(metrics["evaluation_return"]).all()  # the deterministic game finishes
+    assert float(state.center_return) <= float(state.best_return)
+    best = expert.best_game(state, instance)
+    assert bool(best.done) and not bool(best.lost)
+    assert float(best.board.ret) == pytest.approx(float(state.best_return))
+    # the network moved away from its start (the greedy policy) only through learning
+    fresh = expert.init(instance, config, seed=0).learner.params
+    assert not all(np.allclose(a, b) for a, b in zip(jax.tree.leaves(fresh),
+                                                    jax.tree.leaves(state.learner.params)))
+    frozen = _expert(learning_rate=0.0)  # the ablation "search without learning"
+    state = expert.init(instance, frozen, seed=0)
+    state, metrics = expert.run_chunk(state, instance, jnp.float32(0.5), config=frozen)
+    chex.assert_trees_all_equal(fresh, state.learner.params)
+    assert not np.asarray(metrics["learned"]).any()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4])
+def test_the_expert_agent_reaches_the_optimum_of_tiny_games(seed):
+    problem = tiny(seed)
+    optimum = exhaustive(problem, 60, 0, rules=RULES).solution.ret
+    outcome = fit(problem, _expert(), rules=RULES, max_iterations=400, padding=PAD,
+                  stop_at=optimum - 1e-6)
+    assert validate(problem, outcome.solution).ok
+    assert outcome.solution.ret == pytest.approx(optimum, abs=1e-6)
+
+
+def test_the_expert_mode_resumes_bit_for_bit(tmp_path):
+    problem, config = tiny(3), _expert()
+    straight = fit(problem, config, rules=RULES, max_iterations=8, padding=PAD,
+                   workdir=str(tmp_path / "straight"), checkpoint_every=100)
+    fit(problem, config, rules=RULES, max_iterations=4, padding=PAD,
+        workdir=str(tmp_path / "resumed"), checkpoint_every=1)
+    resumed = fit(problem, config, rules=RULES, max_iterations=8, padding=PAD,
+                  workdir=str(tmp_path / "resumed"))
+    chex.assert_trees_all_equal(jax.device_get(straight.state), jax.device_get(resumed.state))
+
+
 def _quickstart_agent() -> AgentConfig:
     return config_from_dict(**_config_file("quickstart").agent.to_dict())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 4])
-def test_the_quickstart_agent_reaches_the_optimum_of_tiny_games(seed):
+def test_the_muzero_agent_reaches_the_optimum_of_tiny_games(seed):
     problem = tiny(seed)
     optimum = exhaustive(problem, 60, 0, rules=RULES).solution.ret
-    outcome = fit(problem, _quickstart_agent(), rules=RULES, max_iterations=1500, padding=PAD,
+    muzero = _quickstart_agent().replace(mode="muzero")
+    outcome = fit(problem, muzero, rules=RULES, max_iterations=1500, padding=PAD,
                   stop_at=optimum - 1e-6)
     assert validate(problem, outcome.solution).ok
     assert outcome.solution.ret == pytest.approx(optimum, abs=1e-6)
@@ -287,10 +345,13 @@ def test_configs_and_the_paper_table():
         0.9999, 400, 512, 20_000)
     assert (paper.learning_rate, paper.weight_decay, paper.reanalyse_fraction) == (2e-4, 1e-4, 0.5)
     assert (paper.dirichlet_fraction, paper.dirichlet_alpha) == (0.25, 0.03)
-    assert (paper.init_temperature, paper.final_temperature, paper.temperature_decay_steps) == (
-        1.0, 0.2, 400_000)
-    temps = train.temperature(paper, jnp.asarray([0, 399_999, 400_000]))
-    np.testing.assert_allclose(np.asarray(temps), [1.0, 1.0, 0.2])
+    assert (paper.init_temperature, paper.final_temperature, paper.temperature_decay) == (
+        1.0, 0.2, 0.4)  # Table 6: decayed after 400,000 of 1,000,000 steps
+    temps = train.temperature(paper, jnp.asarray([0.0, 0.3999, 0.4, 1.0]))
+    np.testing.assert_allclose(np.asarray(temps), [1.0, 1.0, 0.2, 0.2])
+    quick = AgentConfig()  # the expert mode anneals geometrically over the run
+    temps = np.asarray(expert.temperature(quick, jnp.asarray([0.0, 0.5, 1.0, 2.0])))
+    np.testing.assert_allclose(temps, [1.0, np.sqrt(0.2), 0.2, 0.2], rtol=1e-6)
     with pytest.raises(ValueError, match="reanalyse"):
         AgentConfig(mode="alphazero", reanalyse_fraction=0.5)
     with pytest.raises(ValueError, match="must exceed"):

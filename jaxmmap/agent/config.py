@@ -2,12 +2,14 @@
 of the jitted training chunk and every run with the same configuration and padded shapes shares
 one compilation.
 
-`AgentConfig()` is the quick start: a small agent that learns within minutes on a 2-core CPU
-(`configs/quickstart.py`); `AgentConfig.paper()` is Table 6 of the paper (`configs/paper.py`).
-Where the defaults depart from Table 6 it is for the CPU, measured on the bundled instance (one
-seed, 150 s budgets, in `docs/agent.md`): Reanalyse off (it made a learner step 2.6x slower, and
-the best return at 150 s fell from 2.24 to 1.61), 60 TD steps instead of 10 (1.77 against 1.61
-with Reanalyse), a 5x larger learning rate and a temperature decay after 2,000 steps.
+`AgentConfig()` is the quick start (`configs/quickstart.py`): the expert mode
+(`jaxmmap.agent.expert`), measured the best mode on a 2-core CPU (docs/agent.md), with 64 games.
+`AgentConfig.paper()` is Table 6 of the paper in the `muzero` mode (`configs/paper.py`). Where
+the `muzero` defaults depart from Table 6 it is for the CPU, measured on the bundled instance
+(one seed, 150 s budgets, in `docs/agent.md`): Reanalyse off (it made a learner step 2.6x
+slower, and the best return at 150 s fell from 2.24 to 1.61), 60 TD steps instead of 10 (1.77
+against 1.61 with Reanalyse), a 5x larger learning rate, the feature network instead of the grid
+ResNet, and a temperature decay at half of the run.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from typing import Literal
 
 from jaxmmap.agent.networks import NetworkConfig
 
-Mode = Literal["muzero", "alphazero", "mcts", "no_search"]
-MODES = ("muzero", "alphazero", "mcts", "no_search")
+Mode = Literal["expert", "muzero", "alphazero", "mcts", "no_search"]
+MODES = ("expert", "muzero", "alphazero", "mcts", "no_search")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,16 +28,25 @@ class AgentConfig:
     """Everything that shapes the training computation.
 
     Acting:
-      mode: "muzero" (learned dynamics in the search, the paper), "alphazero" (the true game in
-        the search, learned priors and values), "mcts" (the true game, flat priors, no learning:
-        the paper's first ablation), "no_search" (the network's policy acts alone and learns by
-        policy gradient: the paper's second ablation).
+      mode: "expert" (the default: expert iteration, a search over the true game around the
+        best game with the network choosing the deviations, the network learning from the
+        elite games; `jaxmmap.agent.expert`), "muzero" (learned dynamics in the search, the
+        paper), "alphazero" (the true game in the search, learned priors and values), "mcts"
+        (the true game, flat priors, no learning: the paper's first ablation), "no_search" (the
+        network's policy acts alone and learns by policy gradient: the paper's second ablation).
       games: games played in parallel (vmap; a multiple of the number of devices).
       num_simulations: simulations per search. gumbel: Gumbel MuZero instead of PUCT + noise.
       dirichlet_fraction, dirichlet_alpha: root noise (PUCT search only).
-      init_temperature, final_temperature, temperature_decay_steps: the action temperature is
-        `init` until `decay_steps` learner steps, then `final` (Table 6; MuZero's piecewise
-        constant schedule).
+      init_temperature, final_temperature, temperature_decay: the action temperature follows
+        the run's progress p (the larger of the budget's and the iterations' shares, so short
+        and long runs both anneal): `init` until p = `temperature_decay`, then `final` (Table
+        6's piecewise constant schedule: 400,000 of 1,000,000 steps is 0.4); the expert mode
+        goes geometrically from `init` to `final` instead.
+      restart_fraction, deviation_min, deviation_max, elites, learner_steps,
+        generations_per_chunk: the expert mode (`jaxmmap.agent.expert`): the share of games
+        that restart from a prefix of the best game, the range of the per-game deviation rate
+        (log-uniform), the games of a generation the network learns from, the learner steps
+        per generation and the generations in one jitted chunk.
       stagger: game g of the first batch starts g * N / games moves late, so that the replay
         holds all phases of the game from the start instead of one band of moves.
     Learning:
@@ -67,18 +78,18 @@ class AgentConfig:
       network: the sizes of the networks.
     """
 
-    mode: Mode = "muzero"
-    games: int = 32
+    mode: Mode = "expert"
+    games: int = 64
     num_simulations: int = 16
     gumbel: bool = False
     dirichlet_fraction: float = 0.25
     dirichlet_alpha: float = 0.03
     init_temperature: float = 1.0
     final_temperature: float = 0.2
-    temperature_decay_steps: int = 2_000
+    temperature_decay: float = 0.5
     stagger: bool = True
     discount: float = 0.9999
-    replay_size: int = 4096
+    replay_size: int = 8192
     batch_size: int = 64
     learning_rate: float = 1e-3
     weight_decay: float = 1e-4
@@ -93,6 +104,12 @@ class AgentConfig:
     moves_per_update: int = 1
     min_replay_moves: int = 16
     updates_per_chunk: int = 50
+    restart_fraction: float = 0.9
+    deviation_min: float = 0.02
+    deviation_max: float = 0.6
+    elites: int = 4
+    learner_steps: int = 4
+    generations_per_chunk: int = 4
     network: NetworkConfig = NetworkConfig.small()
 
     def __post_init__(self):
@@ -106,6 +123,10 @@ class AgentConfig:
                              f" td_steps = {self.horizon}")
         if not 0 <= self.reanalyse_fraction <= 1:
             raise ValueError("reanalyse_fraction must be in [0, 1]")
+        if not 0 < self.deviation_min <= self.deviation_max <= 1:
+            raise ValueError("need 0 < deviation_min <= deviation_max <= 1")
+        if self.mode == "expert" and not 1 <= self.elites <= self.games:
+            raise ValueError(f"elites must be in [1, games = {self.games}], got {self.elites}")
         if not 0 <= self.demonstration_fraction < 1:
             raise ValueError("demonstration_fraction must be in [0, 1)")
         if self.reanalysed + self.demonstrated > self.batch_size:
@@ -148,9 +169,9 @@ class AgentConfig:
         """Table 6 of the paper (the network sizes, which it does not give, are
         `NetworkConfig.paper()`; the number of parallel games, unroll and TD steps neither)."""
         table6 = dict(discount=0.9999, num_simulations=400, init_temperature=1.0,
-                      temperature_decay_steps=400_000, final_temperature=0.2,
+                      temperature_decay=0.4, final_temperature=0.2,
                       dirichlet_fraction=0.25, dirichlet_alpha=0.03, batch_size=512,
                       learning_rate=2e-4, weight_decay=1e-4, replay_size=20_000,
                       reanalyse_fraction=0.5, games=128, td_steps=10,
                       network=NetworkConfig.paper())
-        return cls(**{**table6, **changes})
+        return cls(**{**dict(mode="muzero"), **table6, **changes})

@@ -28,13 +28,13 @@ import time
 import jax
 import numpy as np
 
-from jaxmmap.agent import train
+from jaxmmap.agent import expert, train
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.instance import make_instance
 from jaxmmap.play import to_solution
 from jaxmmap.problem import Problem, Solution, save_problem, save_solution
 from jaxmmap.rules import Rules
-from jaxmmap.solvers.base import Anytime, Result
+from jaxmmap.solvers.base import Anytime, NoGameError, Result
 
 
 @dataclasses.dataclass
@@ -60,9 +60,12 @@ def summarize(metrics: dict) -> dict:
     m = jax.device_get(metrics)
     learned = np.asarray(m["learned"], bool)
     finished = int(np.sum(m["finished"]))
+    won = finished - int(np.sum(m["lost"]))
     row = {"finished": finished, "lost": int(np.sum(m["lost"])),
-           "mean_return": float(np.sum(m["return_sum"]) / finished) if finished else math.nan,
+           "mean_return": float(np.sum(m["return_sum"]) / won) if won else math.nan,
            "best_return": float(m["best_return"][-1]), "temperature": float(m["temperature"][-1])}
+    if "evaluation_return" in m:  # the expert mode's deterministic game of the last generation
+        row["evaluation_return"] = float(m["evaluation_return"][-1])
     for name in train.LEARNER_METRICS:
         row[name] = float(np.mean(m[name][learned])) if learned.any() else math.nan
     return row
@@ -139,9 +142,17 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
 
     clock = Anytime(math.inf if budget_s is None else budget_s)
     instance = make_instance(problem, rules, **_padding(padding))
-    support = train.support_of(instance, config)
-    mesh = train.mesh(devices)
-    state = train.shard(train.init(instance, config, seed=seed, demonstration=demonstration), mesh)
+    if config.mode == "expert":
+        algorithm, support, per_chunk = expert, None, config.generations_per_chunk
+        state = expert.init(instance, config, seed=seed, demonstration=demonstration)
+        chunk = lambda state, progress: expert.run_chunk(state, instance, progress, config=config)  # noqa: E731
+    else:
+        algorithm, per_chunk = train, config.updates_per_chunk
+        support = train.support_of(instance, config)
+        state = train.shard(train.init(instance, config, seed=seed, demonstration=demonstration),
+                            train.mesh(devices))
+        chunk = lambda state, progress: train.run_chunk(  # noqa: E731
+            state, instance, config=config, support=support, progress=progress)
     manager = None
     if workdir is not None:
         os.makedirs(workdir, exist_ok=True)
@@ -152,8 +163,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
 
             abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, state)
             state = manager.restore(manager.latest_step(), args=ocp.args.StandardRestore(abstract))
-    per_chunk = config.updates_per_chunk
-    iteration = int(state.moves) // config.moves_per_update
+    iteration = int(state.moves) // (1 if config.mode == "expert" else config.moves_per_update)
     logs = _Logs(workdir, iteration)
     bar = None
     if progress:
@@ -161,24 +171,28 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         bar = tqdm(total=max_iterations, initial=iteration, unit="it", dynamic_ncols=True)
     best, best_return, chunks = None, -math.inf, 0
     if demonstration is not None and iteration == 0:  # only the agent's own games are its best
-        best_return = float(state.actors.best_return)
+        best_return = float(_best_return(state))
     episodes = sum(r["finished"] for r in logs.rows)
+    moves = 0
     try:
         while ((max_iterations is None or iteration < max_iterations) and not clock.out_of_time()
                and (stop_at is None or best_return < stop_at)):
-            state, metrics = train.run_chunk(state, instance, config=config, support=support)
+            progress = max(clock.elapsed() / clock.budget_s if math.isfinite(clock.budget_s) else 0.0,
+                           iteration / max_iterations if max_iterations else 0.0)
+            state, metrics = chunk(state, np.float32(min(progress, 1.0)))
             row = summarize(metrics)
             iteration += per_chunk
             chunks += 1
             episodes += row["finished"]
+            moves += int(np.sum(metrics["moves"]))
             seconds = clock.elapsed()
             row = {"iteration": iteration, "learner_steps": int(state.learner.steps),
                    "episodes": episodes, **row, "seconds": seconds,
-                   "game_moves_per_s": chunks * per_chunk * config.moves_per_update * config.games / seconds}
+                   "game_moves_per_s": moves / seconds}
             logs.add(row)
             if row["best_return"] > best_return:
                 best_return = row["best_return"]
-                best = to_solution(problem, train.best_game(state, instance), rules, solver=solver)
+                best = to_solution(problem, algorithm.best_game(state, instance), rules, solver=solver)
                 report = validate(problem, best, allow_nocopy_move=rules.nocopy_offset == "lowest")
                 if not report.ok:
                     raise AssertionError(f"the agent's best game is invalid:\n{report}")
@@ -207,6 +221,10 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
                    trace=list(clock.trace))
 
 
+def _best_return(state) -> float:
+    return state.best_return if isinstance(state, expert.ExpertState) else state.actors.best_return
+
+
 def _padding(padding):
     if padding is None:
         return {}
@@ -223,18 +241,22 @@ def _save(manager, iteration: int, state: train.TrainState):
 
 
 def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
-           mode: str = "muzero", max_iterations: int | None = None,
-           padding: tuple[int, int, int] | None = None, demonstration: np.ndarray | None = None,
-           **options) -> Result:
-    """A solver: trains the agent (`AgentConfig(mode=mode, **options)`) for the budget and returns
-    its best game. Options are `AgentConfig` fields; `network` may be a dict of NetworkConfig
-    fields."""
-    config = agent_config(mode=mode, **options)
+           max_iterations: int | None = None, padding: tuple[int, int, int] | None = None,
+           demonstration: np.ndarray | None = None, progress: bool = False, **options) -> Result:
+    """A solver: trains the agent (`AgentConfig(**options)`; its default mode is "expert") for
+    the budget and returns its best game. Options are `AgentConfig` fields; `network` may be a
+    dict of NetworkConfig fields. `progress` shows a progress bar (on stderr).
+
+    Raises `NoGameError` when no game finished within the budget."""
+    config = agent_config(**options)
+    mode = config.mode
     outcome = fit(problem, config, rules=rules, seed=seed, budget_s=budget_s,
-                  max_iterations=max_iterations, padding=padding, solver=mode,
-                  demonstration=demonstration)
+                  max_iterations=max_iterations, padding=padding, solver="muzero",
+                  demonstration=demonstration, progress=progress)
     if outcome.solution is None:
-        raise RuntimeError(f"{mode} finished no game within {budget_s} s")
+        raise NoGameError(
+            f"the agent ({mode} mode) finished no game of {problem.name} within {budget_s:g} s"
+            f" ({outcome.seconds:.0f} s used, compilation included); raise the budget")
     info = {"iterations": outcome.history[-1]["iteration"], "episodes": outcome.history[-1]["episodes"],
             "mode": mode}
     return Result(solution=outcome.solution, trace=tuple(outcome.trace), seconds=outcome.seconds,
@@ -258,7 +280,7 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     if left > 0:
         try:
             agent = muzero(problem, left, seed, rules=rules, **options)
-        except RuntimeError:  # no agent game finished: the heuristic stands
+        except NoGameError:  # no agent game finished: the heuristic stands
             agent = None
         if agent is not None:
             agent_ret = agent.solution.ret

@@ -7,8 +7,9 @@ whose length is the instance's grid width):
   `SAME_TENSOR` buffers of the same tensor, with two for the pin (NoCopy of an output, see
   docs/game.md): whether the buffer may still pin its tensor, and whether its tensor is pinned
   (then NoCopy is its only action);
-* the memory grid in a window of `window_steps` steps centred on the current target time,
-  downsampled to 128 x 128 (the fraction of occupied cells per pixel);
+* the memory grid in a window of `window_steps` steps around the current target time, kept
+  inside the program (a shorter program is stretched over the rows, never padded),
+  downsampled to 128 x 128 (the occupied fraction per pixel);
 * the full-resolution occupancy of the grid's columns at the target time;
 * a window of the remaining copy supply W centred on the target time;
 * per action its legality, allocation start and end, offset, and immediate reward (not in the
@@ -28,6 +29,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxmmap import game
+from jaxmmap.solvers import policy as policy_lib
 
 NEXT_BUFFERS = 5
 SAME_TENSOR = 4
@@ -41,6 +43,45 @@ GLOBAL_FEATURES = ("move", "buffer", "position_in_group", "group_left")
 IMAGE = 128
 WINDOW_STEPS = 256
 SUPPLY_WINDOW = 65
+PROFILE_POINTS = 9  # steps sampled around the target time for the decision features' profiles
+DECISION_EXTRAS = ("value_left", "moves") + tuple(
+    f"{name}{k - PROFILE_POINTS // 2:+d}" for name in ("occupancy", "supply")
+    for k in range(PROFILE_POINTS))
+NUM_DECISION_FEATURES = policy_lib.NUM_FEATURES + len(DECISION_EXTRAS)
+
+
+def decision_features(state: game.State, ctx: policy_lib.Context) -> jax.Array:
+    """float32[NUM_DECISION_FEATURES]: what the default (feature) network sees of one game.
+
+    The ES policy's features (`jaxmmap.solvers.policy`, Table 1 of the paper for the current
+    buffer and its three actions; the one featurizer of the package), then:
+    * value_left: the summed |static value| of the buffers after this one, over the instance's
+      total (how much benefit is still to be won);
+    * moves: moves played / N (Drop-backup restores make it exceed the buffer index);
+    * occupancy and supply profiles: at PROFILE_POINTS steps around the target time t
+      (t + k * stride, k = -4..4, stride = max(1, steps // 16)), the occupied share of the
+      usable columns and the remaining copy supply over the largest supply of a step; steps
+      outside the program read as full and without supply.
+    Every feature is normalised by sizes of its own instance, so one network can serve many.
+    `ctx` is `policy.context(instance)`, computed once per batch of games.
+    """
+    inst, board = state.instance, state.board
+    n = inst.width.shape[0]
+    t_pad = board.grid.shape[0]
+    i = jnp.minimum(board.cursor, n - 1)
+    stride = jnp.maximum(inst.num_steps // 16, 1)
+    at = inst.target[i] + (jnp.arange(PROFILE_POINTS) - PROFILE_POINTS // 2) * stride
+    inside = (at >= 0) & (at < inst.num_steps)
+    rows = jnp.clip(at, 0, t_pad - 1)
+    used = jnp.sum(jax.lax.population_count(board.grid[rows]), axis=-1).astype(jnp.float32)
+    occupancy = jnp.where(inside, jnp.minimum(used / jnp.maximum(inst.columns, 1), 1.0), 1.0)
+    left = (board.supply_prefix[rows + 1] - board.supply_prefix[rows]).astype(jnp.float32)
+    supply = jnp.where(inside, left / jnp.maximum(jnp.max(inst.supply), 1), 0.0)
+    extras = jnp.concatenate([
+        jnp.stack([ctx.value_after[i],
+                   state.moves / jnp.maximum(inst.num_buffers, 1).astype(jnp.float32)]),
+        occupancy, supply])
+    return jnp.concatenate([policy_lib.features(state, ctx), extras]).astype(jnp.float32)
 
 
 @struct.dataclass
@@ -52,8 +93,9 @@ class Observation:
         next NEXT_BUFFERS buffers, then the next SAME_TENSOR buffers of its tensor; rows of
         absent buffers are zero (their `valid` feature too).
       grid: float32[128, 128]: the occupied fraction of each pixel of the memory grid, rows =
-        `window_steps` steps centred on the target time (earliest at the top), columns = the
-        grid's columns.
+        min(`window_steps`, program steps) steps around the target time, kept inside the
+        program (earliest at the top; a shorter program is stretched over the rows), columns =
+        the grid's columns.
       profile: float32[C]: occupancy of each grid column at the target time, C = 32 * grid words
         (columns past the usable ones count as occupied).
       supply: float32[SUPPLY_WINDOW]: the remaining supply W around the target time, over the
@@ -132,10 +174,15 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
     buffers = jnp.where(present[:, None], per_buffer[rows], 0.0)
 
     # The memory grid around the target: occupied fraction per 32-column word, then pixels.
+    # The window spans min(window_steps, program steps) steps kept inside the program: a short
+    # program is stretched over the picture's rows (each step repeated), never padded.
     words = board.grid.shape[1]
-    window = _outside_if_negative(t_cur - window_steps // 2 + jnp.arange(window_steps))
+    span = jnp.clip(inst.num_steps, 1, window_steps)
+    first = jnp.clip(t_cur - span // 2, 0, jnp.maximum(inst.num_steps - span, 0))
+    window = first + (jnp.arange(window_steps) * span) // window_steps
     rows_of_grid = board.grid.at[window].get(mode="fill", fill_value=0)
     fraction = jax.lax.population_count(rows_of_grid).astype(jnp.float32) / 32.0
+    fraction = jnp.where((window < inst.num_steps)[:, None], fraction, 1.0)
     fraction = fraction.reshape(IMAGE, window_steps // IMAGE, words).mean(axis=1)
     if words >= IMAGE:
         image = fraction.reshape(IMAGE, IMAGE, words // IMAGE).mean(axis=2)

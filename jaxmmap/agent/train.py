@@ -124,18 +124,18 @@ def _init(instance: Instance, key: jax.Array, demonstration: jax.Array | None, *
                       key=jax.random.key_data(key), moves=jnp.int32(0))
 
 
-def temperature(config: AgentConfig, learner_steps: jax.Array) -> jax.Array:
-    """Table 6's action temperature: `init` until `decay_steps` learner steps, then `final`."""
-    return jnp.where(learner_steps < config.temperature_decay_steps, config.init_temperature,
+def temperature(config: AgentConfig, progress: jax.Array) -> jax.Array:
+    """Table 6's action temperature: `init` until `temperature_decay` of the run, then `final`."""
+    return jnp.where(progress < config.temperature_decay, config.init_temperature,
                      config.final_temperature).astype(jnp.float32)
 
 
-def iteration(state: TrainState, instance: Instance, *, config: AgentConfig, support: Support
-              ) -> tuple[TrainState, dict[str, jax.Array]]:
+def iteration(state: TrainState, instance: Instance, *, config: AgentConfig, support: Support,
+              progress: jax.Array) -> tuple[TrainState, dict[str, jax.Array]]:
     """`moves_per_update` self-play moves, then one learner step if the replay is ready."""
     networks = make_networks(config.network)
     key, k_learn, k_moves = jax.random.split(jax.random.wrap_key_data(state.key), 3)
-    temp = temperature(config, state.learner.steps)
+    temp = temperature(config, progress)
 
     def move(carry, key):
         actors, replay, played = carry
@@ -174,18 +174,21 @@ def iteration(state: TrainState, instance: Instance, *, config: AgentConfig, sup
         learner, learned = state.learner, {name: jnp.float32(0) for name in LEARNER_METRICS}
     metrics = {**learned, "learned": ready & config.learns, "finished": played.finished,
                "lost": played.lost, "return_sum": played.return_sum,
-               "best_return": actors.best_return, "temperature": temp}
+               "best_return": actors.best_return, "temperature": temp,
+               "moves": jnp.int32(config.games * config.moves_per_update)}
     new = TrainState(learner=learner, actors=actors, replay=replay, demonstration=demo, key=jax.random.key_data(key),
                      moves=state.moves + config.moves_per_update)
     return new, metrics
 
 
 @functools.partial(jax.jit, static_argnames=("config",), donate_argnums=0)
-def run_chunk(state: TrainState, instance: Instance, *, config: AgentConfig, support: Support
-              ) -> tuple[TrainState, dict[str, jax.Array]]:
+def run_chunk(state: TrainState, instance: Instance, *, config: AgentConfig, support: Support,
+              progress: jax.Array = 0.0) -> tuple[TrainState, dict[str, jax.Array]]:
     """`updates_per_chunk` iterations in one `lax.scan`; metrics have a leading axis of that
-    length. One compilation per configuration and padded instance shape (`support` is data)."""
-    step = functools.partial(iteration, instance=instance, config=config, support=support)
+    length. One compilation per configuration and padded instance shape (`support` and
+    `progress`, the run's share done, are data)."""
+    step = functools.partial(iteration, instance=instance, config=config, support=support,
+                             progress=jnp.float32(progress))
     return jax.lax.scan(lambda s, _: step(s), state, None, length=config.updates_per_chunk)
 
 

@@ -16,6 +16,11 @@ class Refused(ValueError):
     The comparison harness reports it as skipped; any other error is reported as an error."""
 
 
+class NoGameError(RuntimeError):
+    """A solver finished no game within its budget: the budget is too small, not a bug (the
+    command line prints it as one `error:` line)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Result:
     """A solver's answer.

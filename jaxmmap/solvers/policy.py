@@ -97,10 +97,13 @@ class Context:
         later_value.
       scale: float32[] the reward scale s: the mean |static value| over the real buffers (1 if
         they are all 0). Rewards enter the features as sign(r) * log1p(|r| / s).
+      value_after: float32[N] the summed |static value| of the buffers after each one, over the
+        instance's total (what is still to be won; the agent's features read it, ES does not).
     """
 
     static: jax.Array
     scale: jax.Array
+    value_after: jax.Array
 
 
 def _signed_log(v, scale):
@@ -171,7 +174,10 @@ def context(inst: Instance) -> Context:
         inst.pinnable.astype(jnp.float32),
         _signed_log(later_value, scale),
     ], axis=1).astype(jnp.float32)
-    return Context(static=jnp.where(valid[:, None], static, 0.0), scale=scale)
+    magnitude = jnp.where(valid, jnp.abs(value), 0.0)
+    value_after = (total - jnp.cumsum(magnitude)) / jnp.maximum(total, 1e-9)
+    return Context(static=jnp.where(valid[:, None], static, 0.0), scale=scale,
+                   value_after=value_after.astype(jnp.float32))
 
 
 def features(state: game.State, ctx: Context) -> jax.Array:
