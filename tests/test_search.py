@@ -99,3 +99,30 @@ def test_learned_modes_search_with_the_networks_and_pick_legal_actions(mode):
     assert np.all(legal[np.arange(3), np.asarray(out.action)])
     assert np.all(np.asarray(out.action_weights)[~legal] == 0)
     np.testing.assert_allclose(np.asarray(out.action_weights).sum(axis=1), 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("gumbel", [False, True])
+def test_q_scaled_by_the_instance_does_not_blow_up_value_noise(gumbel):
+    """One child is better by 0.001 (noise, for a game whose returns are about 10): mctx's
+    default min-max over the children makes it the whole bonus, the instance's scale does not."""
+    import mctx
+
+    batch = 64
+
+    def step(params, key, action, embedding):
+        out = mctx.RecurrentFnOutput(reward=jnp.where(action == 1, 0.001, 0.0),
+                                     discount=jnp.zeros(batch), prior_logits=jnp.zeros((batch, 3)),
+                                     value=jnp.zeros(batch))
+        return out, embedding
+
+    root = mctx.RootFnOutput(prior_logits=jnp.zeros((batch, 3)), value=jnp.zeros(batch),
+                             embedding=jnp.zeros(batch))
+    invalid = jnp.zeros((batch, 3), bool)
+    common = dict(num_simulations=32, gumbel=gumbel, dirichlet_fraction=0.0,
+                  dirichlet_alpha=0.3, temperature=1.0)
+    raw = search_module._policy(None, jax.random.key(0), root, step, invalid, **common)
+    scaled = search_module._policy(None, jax.random.key(0), root, step, invalid,
+                                   value_scale=jnp.float32(10.0), **common)
+    share = lambda out: float(np.mean(np.asarray(out.action_weights)[:, 1]))  # noqa: E731
+    assert share(raw) > 0.6  # the collapse the scale removes
+    assert abs(share(scaled) - 1 / 3) < 0.1

@@ -119,7 +119,8 @@ def _targets(learner: Learner, replay: replay_lib.Replay, key: jax.Array, count:
 
         out = learned_search(learner.params, k_search, observations_at(0), networks, support,
                              num_simulations=config.num_simulations, gumbel=config.gumbel,
-                             discount=config.discount, dirichlet_fraction=0.0)
+                             discount=config.discount, dirichlet_fraction=0.0,
+                             value_scale=support.max_scalar_array)
         fresh = jax.lax.stop_gradient(out.action_weights).reshape(r, unroll + 1, -1)
         policy = policy.at[:r].set(fresh)
         _, _, value = networks.initial_inference(learner.target_params, observations_at(n))
@@ -154,8 +155,9 @@ def loss(params, batch: Batch, *, config: AgentConfig, networks: Networks, suppo
         taken = jnp.take_along_axis(log_p, batch.action[:, :1], axis=1)[:, 0]
         entropy = -jnp.sum(jnp.exp(log_p) * log_p, axis=-1)
         policy_loss = -advantage * taken - config.entropy_weight * entropy
-    else:
-        policy_loss = _cross_entropy(policy, batch.policy[:, 0]) * batch.alive[:, 0]
+    else:  # masked like the search's root, so no loss is spent on illegal moves
+        masked = jnp.where(batch.observation.legal, policy, -1e9)
+        policy_loss = _cross_entropy(masked, batch.policy[:, 0]) * batch.alive[:, 0]
     reward_loss = jnp.zeros_like(value_ce)
     scale = 1.0 / max(config.unroll, 1)
     for k in range(1, config.unroll + 1):

@@ -22,6 +22,7 @@ only (inside the tree the learned policy must have learned it).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import jax
@@ -61,7 +62,8 @@ def network_predict(networks, support) -> Predict:
 def learned_search(params, key: jax.Array, observation: Observation, networks, support, *,
                    num_simulations: int = 16, gumbel: bool = False, discount: float = 1.0,
                    dirichlet_fraction: float = 0.25, dirichlet_alpha: float = 0.3,
-                   temperature: float = 1.0) -> mctx.PolicyOutput:
+                   temperature: float = 1.0, value_scale: jax.Array | None = None
+                   ) -> mctx.PolicyOutput:
     """The `muzero` mode: one search per observation (batched) with the learned model
     (`networks.py`); the observation's legal mask applies at the root only."""
     from jaxmmap.agent.networks import make_recurrent_fn, root_output
@@ -73,7 +75,7 @@ def learned_search(params, key: jax.Array, observation: Observation, networks, s
     return _policy(params, key, start, make_recurrent_fn(networks, support, discount=discount),
                    invalid, num_simulations=num_simulations, gumbel=gumbel,
                    dirichlet_fraction=dirichlet_fraction, dirichlet_alpha=dirichlet_alpha,
-                   temperature=temperature)
+                   temperature=temperature, value_scale=value_scale)
 
 
 def _masked(logits: jax.Array, legal: jax.Array) -> jax.Array:
@@ -114,8 +116,8 @@ def recurrent_fn(instance: Instance, predict: Predict = uniform, *, discount: fl
 def search(params, key: jax.Array, states: game.State, instance: Instance, *,
            predict: Predict = uniform, num_simulations: int = 16, gumbel: bool = False,
            discount: float = 1.0, dirichlet_fraction: float = 0.25, dirichlet_alpha: float = 0.3,
-           temperature: float = 1.0, observation: Observation | None = None
-           ) -> mctx.PolicyOutput:
+           temperature: float = 1.0, observation: Observation | None = None,
+           value_scale: jax.Array | None = None) -> mctx.PolicyOutput:
     """One search from each of a batch of states; `action` is legal for every unfinished game."""
     start = root(params, states, instance, predict, observation=observation)
     full = jax.vmap(lambda s: s.replace(instance=instance))(start.embedding)
@@ -124,19 +126,33 @@ def search(params, key: jax.Array, states: game.State, instance: Instance, *,
     return _policy(params, key, start, recurrent_fn(instance, predict, discount=discount), invalid,
                    num_simulations=num_simulations, gumbel=gumbel,
                    dirichlet_fraction=dirichlet_fraction, dirichlet_alpha=dirichlet_alpha,
-                   temperature=temperature)
+                   temperature=temperature, value_scale=value_scale)
 
 
 def _policy(params, key, start: mctx.RootFnOutput, step_fn, invalid: jax.Array, *,
             num_simulations: int, gumbel: bool, dirichlet_fraction: float,
-            dirichlet_alpha: float, temperature: float) -> mctx.PolicyOutput:
-    """mctx's MuZero policy (root Dirichlet noise, visit-count targets) or Gumbel MuZero."""
+            dirichlet_alpha: float, temperature: float, value_scale: jax.Array | None = None
+            ) -> mctx.PolicyOutput:
+    """mctx's MuZero policy (root Dirichlet noise, visit-count targets) or Gumbel MuZero.
+
+    `value_scale` (the instance's reward scale) normalises Q to [-1, 1] by that fixed scale
+    instead of mctx's default min-max over the node's children: with 3 actions the min-max turns
+    value noise of 0.001 into the whole exploration bonus (measured: every self-play game
+    collapsed onto one, docs/agent.md). None keeps mctx's default."""
+    if value_scale is None:
+        q_puct, q_gumbel = mctx.qtransform_by_parent_and_siblings, mctx.qtransform_completed_by_mix_value
+    else:
+        q_puct = functools.partial(mctx.qtransform_by_min_max, min_value=-value_scale,
+                                   max_value=value_scale)
+        q_gumbel = functools.partial(mctx.qtransform_completed_by_mix_value, rescale_values=False,
+                                     value_scale=0.1 / value_scale)
     if gumbel:
         return mctx.gumbel_muzero_policy(params, key, start, step_fn, num_simulations,
-                                         invalid_actions=invalid)
+                                         invalid_actions=invalid, qtransform=q_gumbel)
     return mctx.muzero_policy(params, key, start, step_fn, num_simulations,
                               invalid_actions=invalid, dirichlet_fraction=dirichlet_fraction,
-                              dirichlet_alpha=dirichlet_alpha, temperature=temperature)
+                              dirichlet_alpha=dirichlet_alpha, temperature=temperature,
+                              qtransform=q_puct)
 
 
 def play(params, key: jax.Array, instance: Instance, *, games: int = 16,

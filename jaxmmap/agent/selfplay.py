@@ -71,7 +71,8 @@ def policy(params, key: jax.Array, states: game.State, observation, instance: In
     root value float32[G])."""
     common = dict(num_simulations=config.num_simulations, gumbel=config.gumbel,
                   discount=config.discount, dirichlet_fraction=config.dirichlet_fraction,
-                  dirichlet_alpha=config.dirichlet_alpha, temperature=temperature)
+                  dirichlet_alpha=config.dirichlet_alpha, temperature=temperature,
+                  value_scale=support.max_scalar_array)
     if config.mode == "muzero":
         out = learned_search(params, key, observation, networks, support, **common)
     elif config.mode in ("alphazero", "mcts"):
