@@ -20,7 +20,7 @@ from ml_collections import config_flags
 
 from jaxmmap import Rules, save_solution
 from jaxmmap.agent.loop import agent_config, fit
-from jaxmmap.cli import columns_for, open_problem, summarize
+from jaxmmap.cli import columns_for, compilation_cache, open_problem, summarize
 
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/quickstart.py", "Job configuration.")
 _WORKDIR = flags.DEFINE_string("workdir", "runs/quickstart", "Where results are written.")
@@ -34,6 +34,7 @@ def main(argv):
         import jax
 
         jax.distributed.initialize()
+    compilation_cache()
     config = _CONFIG.value
     workdir = _WORKDIR.value
     os.makedirs(workdir, exist_ok=True)
@@ -56,7 +57,7 @@ def main(argv):
         if best is None or heuristic.ret > best.ret:
             best = heuristic
     if best is None:
-        raise SystemExit("no game finished within the budget; raise --config.budget_s")
+        raise SystemExit("error: no game finished within the budget; raise --config.budget_s")
     save_solution(best, os.path.join(workdir, "solution.json"))
     last = outcome.history[-1] if outcome.history else {}
     summary = {

@@ -105,3 +105,30 @@ def test_the_older_game_without_pins(tmp_path, capsys):
         assert solution.rules["output_nocopy"] == (not flag)
         pins[bool(flag)] = int(((solution.action == 1) & problem.is_output).sum())
     assert pins[True] == 0 and pins[False] > 0
+
+
+def test_a_budget_too_small_for_one_game_is_one_error_line(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    assert main(["solve", "bundled:tiny", "--solver", "muzero", "--budget", "0.001",
+                 "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: the agent (expert mode) finished no game of tiny")
+    assert "raise the budget" in err[-1] and "Traceback" not in "".join(err)
+    assert not out.exists()  # nothing half-written
+
+
+def test_the_persistent_compilation_cache(tmp_path, monkeypatch):
+    import jax
+
+    from jaxmmap.cli import compilation_cache
+
+    before = jax.config.jax_compilation_cache_dir
+    try:
+        monkeypatch.setenv("JAXMMAP_COMPILATION_CACHE", "off")
+        assert compilation_cache() is None
+        assert jax.config.jax_compilation_cache_dir == before
+        monkeypatch.setenv("JAXMMAP_COMPILATION_CACHE", str(tmp_path / "xla"))
+        assert compilation_cache() == str(tmp_path / "xla")
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path / "xla")
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
