@@ -45,13 +45,25 @@ def main():
     parser.add_argument("--budget", type=float, default=300.0)
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--agent-from", default=None, metavar="DIR",
+                        help="take the `agent` runs from the muzero runs of this comparison"
+                             " folder (same instance and budget) instead of running them")
     parser.add_argument("-o", "--output", required=True)
     args = parser.parse_args()
     problem = open_problem(args.instance)
     merged: Comparison | None = None
-    for k, name in enumerate(args.variants):
+    if args.agent_from:
+        merged = Comparison.load(args.agent_from)
+        if merged.budget_s != args.budget:
+            raise SystemExit(f"error: {args.agent_from} ran {merged.budget_s} s, not {args.budget}")
+        merged.runs = [dataclasses.replace(r, solver="agent") for r in merged.runs
+                       if r.solver == "muzero" and r.instance == problem.name]
+        merged.solutions = {(i, "agent"): s for (i, solver), s in merged.solutions.items()
+                            if solver == "muzero" and i == problem.name}
+        args.variants = [v for v in args.variants if v != "agent"]
+    for name in args.variants:
         part = compare([problem], ["muzero"], budget_s=args.budget, seeds=args.seeds,
-                       options={"muzero": VARIANTS[name]}, bound=k == 0,
+                       options={"muzero": VARIANTS[name]}, bound=merged is None,
                        log=lambda line, name=name: print(f"[{name}] {line}", file=sys.stderr,
                                                          flush=True))
         part.runs = [dataclasses.replace(r, solver=name) for r in part.runs]
