@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from jaxmmap import ReferenceGame, Rules, game, generate, greedy_policy, make_instance
-from jaxmmap.solvers import policy
 from jaxmmap.agent import observation as obs_module
 from jaxmmap.agent.observation import (
     ACTION_FEATURES,
@@ -20,6 +19,7 @@ from jaxmmap.agent.observation import (
     SUPPLY_WINDOW,
     observe,
 )
+from jaxmmap.solvers import policy
 
 PAD = dict(num_buffers=256, num_steps=128, num_tables=64)
 F = {name: k for k, name in enumerate(BUFFER_FEATURES)}

@@ -1,30 +1,31 @@
 """The expert mode: expert iteration over the true game, the agent's default.
 
-Each generation (one jitted function; `run_chunk` scans a few of them):
+Each generation (one jitted function; `run_chunk` scans `generations_per_chunk` of them):
 
 1. **Search in the true game** (the expert). `games` games play to their end at once (`vmap` of
    a `lax.while_loop` over the jitted game, Drop-backup on). Game 0 is the deterministic
    evaluation game: the network's argmax policy from the first move. Every other game, once a
-   best game exists, restarts from a prefix of it (with probability `restart_fraction`, at a
-   uniform buffer), then follows the best game's move at each buffer except with its own
-   deviation rate (log-uniform in [`deviation_min`, `deviation_max`], one per game): a deviation
-   samples the network's policy at the action temperature among the legal moves *other* than
-   the best game's. Where the best game's move is illegal (the game has left its path) the
-   network's policy samples among all legal moves. The best finished game is kept.
-2. **Learning** (the apprentice). The `elites` best games of the generation are replayed through
-   the game to collect their decision features (`observation.decision_features`), and the
-   network (`networks.PolicyValueNet`) takes `learner_steps` AdamW steps on minibatches of their
-   positions: a masked cross-entropy towards the elite's moves (positions with one legal move
-   carry no information and are skipped), minus an entropy bonus, plus the squared error of the
-   value against the exact return still to come (over the instance's reward scale).
+   best game exists, restarts from a prefix of the search's *center* (with probability
+   `restart_fraction`, at a uniform buffer), then follows the center's move at each buffer
+   except with its own deviation rate (log-uniform in [`deviation_min`, `deviation_max`], one
+   per game): a deviation samples the network's policy at the action temperature among the
+   legal moves *other* than the center's, mixed with a uniform share (UNIFORM_SHARE). Where the
+   center's move is illegal (the game has left its path) the network samples among all legal
+   moves.
+2. **Two games are kept**: the best of all (what `fit` validates and writes), and the center,
+   the best of the search's own games, which also moves to a game of equal return (plateaus are
+   walked, not stalled on). The evaluation game counts only for the best, so the network's own
+   game cannot pull the search into its basin.
+3. **Learning** (the apprentice). The first DEVIATIONS deviations of each game are recorded
+   (features, the moves a deviation could make, the move made); those of the games that beat
+   the center, among the `elites` best of the generation, are the targets of `learner_steps`
+   AdamW steps: a cross-entropy over the allowed moves, minus an entropy bonus
+   (`networks.PolicyValueNet` over `observation.decision_features`).
 
 Why this design (measured on the bundled instance, docs/agent.md): a search over the true game is
 exact and cheap, and most of the return is won by changing a few moves of a good game, not by
-replaying whole new ones: restarts from prefixes of the best game with a few deviations beat
-tail resampling (4.48 against 4.06 at 45 s) and a pilot method over the greedy policy (3.46).
-The spread of deviation rates over the games of one generation keeps both small and large
-perturbations in play, so the search does not collapse onto the best game; the network decides
-*which* other move a deviation plays, and the evaluation game measures what it has learned.
+replaying whole new ones. Imitating the elite games' moves instead made the network deviate into
+moves that change nothing and its own game the search's center: every seed stalled.
 
 The temperature follows the run's progress (the larger of the budget's and the iterations'
 shares), geometrically from `init_temperature` to `final_temperature`, so a 5-minute run and a
