@@ -231,7 +231,7 @@ def test_the_expert_mode_resumes_bit_for_bit(tmp_path):
     straight = fit(problem, config, rules=RULES, max_iterations=8, padding=PAD,
                    workdir=str(tmp_path / "straight"), checkpoint_every=100)
     fit(problem, config, rules=RULES, max_iterations=4, padding=PAD,
-        workdir=str(tmp_path / "resumed"), checkpoint_every=1)
+        workdir=str(tmp_path / "resumed"), checkpoint_every=1, schedule_iterations=8)
     resumed = fit(problem, config, rules=RULES, max_iterations=8, padding=PAD,
                   workdir=str(tmp_path / "resumed"))
     chex.assert_trees_all_equal(jax.device_get(straight.state), jax.device_get(resumed.state))
@@ -259,7 +259,7 @@ def test_resume_from_a_checkpoint_continues_the_same_run_bit_for_bit(tmp_path):
     straight = fit(problem, config, rules=RULES, max_iterations=40, padding=PAD,
                    workdir=str(tmp_path / "straight"), checkpoint_every=100)
     first = fit(problem, config, rules=RULES, max_iterations=20, padding=PAD,
-                workdir=str(tmp_path / "resumed"), checkpoint_every=1)
+                workdir=str(tmp_path / "resumed"), checkpoint_every=1, schedule_iterations=40)
     assert first.history[-1]["iteration"] == 20
     # A kill after a logged chunk but before its checkpoint: that row must not survive.
     with open(tmp_path / "resumed" / "metrics.jsonl", "a") as f:

@@ -130,14 +130,19 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         seed: int = 0, budget_s: float | None = None, max_iterations: int | None = None,
         workdir: str | None = None, checkpoint_every: int = 10, devices=None,
         padding: tuple[int, int, int] | None = None, stop_at: float | None = None,
-        progress: bool = False, solver: str = "muzero", demonstration: np.ndarray | None = None
-        ) -> Outcome:
+        progress: bool = False, solver: str = "muzero", demonstration: np.ndarray | None = None,
+        schedule_iterations: int | None = None) -> Outcome:
     """Trains (or, in mode mcts, only plays) on `problem` until `max_iterations` iterations or
     `budget_s` seconds; see the module docstring. `devices` (default all local ones) share the
     games; `padding` (buffers, steps, tables) pads the instance (default: `instance.bucket`);
     `stop_at` ends training once a game reaches that return; `demonstration` (an action per
     buffer) seeds the best game and the demonstration (`train.init`): `Outcome.solution` is then
-    only a game of the agent's that beats it (None if none does)."""
+    only a game of the agent's that beats it (None if none does).
+
+    The temperature schedules follow the run's progress: the larger of the share of `budget_s`
+    spent in this call and of `schedule_iterations` (default `max_iterations`) done. A run
+    stopped and resumed stays bit for bit the same only if every call gets the same
+    `schedule_iterations` (train.py passes the total `training_steps`) and no budget ends it."""
     from jaxmmap.validator import validate
 
     clock = Anytime(math.inf if budget_s is None else budget_s)
@@ -177,8 +182,9 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
     try:
         while ((max_iterations is None or iteration < max_iterations) and not clock.out_of_time()
                and (stop_at is None or best_return < stop_at)):
+            horizon = schedule_iterations or max_iterations
             progress = max(clock.elapsed() / clock.budget_s if math.isfinite(clock.budget_s) else 0.0,
-                           iteration / max_iterations if max_iterations else 0.0)
+                           iteration / horizon if horizon else 0.0)
             state, metrics = chunk(state, np.float32(min(progress, 1.0)))
             row = summarize(metrics)
             iteration += per_chunk
