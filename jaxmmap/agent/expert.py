@@ -44,10 +44,10 @@ import optax
 
 from jaxmmap import game
 from jaxmmap.agent import learner as learner_lib
+from jaxmmap.agent import selfplay
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import PolicyValueNet
 from jaxmmap.agent.observation import NUM_DECISION_FEATURES, decision_features
-from jaxmmap.agent.selfplay import follow
 from jaxmmap.instance import Instance
 from jaxmmap.play import rollout, won_returns
 from jaxmmap.solvers import policy as policy_lib
@@ -88,11 +88,7 @@ def init(instance: Instance, config: AgentConfig, *, seed: int = 0,
          demonstration: np.ndarray | None = None) -> ExpertState:
     """A fresh network and no best game; `demonstration` (an action per buffer) is played and
     becomes the best game, the one the search restarts from."""
-    actions = None
-    if demonstration is not None:
-        actions = np.full(instance.width.shape[0], game.DROP, np.int32)
-        actions[: len(demonstration)] = demonstration
-        actions = jnp.asarray(actions)
+    actions = selfplay.padded_actions(instance, demonstration)
     state = _init(instance, jax.random.key(seed), actions, config=config)
     if demonstration is not None and not np.isfinite(float(state.best_return)):
         raise ValueError("the demonstration does not replay to a won game: give a won game's"
@@ -108,18 +104,13 @@ def _init(instance: Instance, key: jax.Array, demonstration: jax.Array | None, *
     start = game.init(instance, backup=True)
     best, best_return = start, jnp.float32(-jnp.inf)
     if demonstration is not None:
-        best = rollout(instance, key, follow(demonstration), backup=True)
+        best = rollout(instance, key, selfplay.follow(demonstration), backup=True)
         best_return = won_returns(best)
-    learner = learner_lib.Learner(params=params, target_params=params,
-                                  opt_state=_optimizer(config).init(params), steps=jnp.int32(0))
+    learner = learner_lib.init(params, config)
     best, best_return = best.replace(instance=None), best_return.astype(jnp.float32)
     return ExpertState(learner=learner, best=best, best_return=best_return, center=best,
                        center_return=best_return, key=jax.random.key_data(key),
                        moves=jnp.int32(0))
-
-
-def _optimizer(config: AgentConfig) -> optax.GradientTransformation:
-    return learner_lib.optimizer(config)
 
 
 def temperature(config: AgentConfig, progress: jax.Array) -> jax.Array:
@@ -229,7 +220,7 @@ def learn(learner: learner_lib.Learner, data: dict[str, jax.Array], key: jax.Arr
     """`learner_steps` AdamW steps on minibatches of the recorded deviations (flattened)."""
     flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), data)
     weights = flat["weight"]
-    optimizer = _optimizer(config)
+    optimizer = learner_lib.optimizer(config)
 
     def one(learner, key):
         pick = jax.random.choice(key, weights.shape[0], (config.batch_size,),

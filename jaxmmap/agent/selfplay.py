@@ -15,6 +15,7 @@ from __future__ import annotations
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxmmap import game
 from jaxmmap.agent import replay as replay_lib
@@ -123,6 +124,16 @@ def act(params, key: jax.Array, actors: Actors, instance: Instance, *, config: A
     actors = Actors(states=states, delay=jnp.maximum(actors.delay - 1, 0), best=best,
                     best_return=best_return)
     return actors, row, played
+
+
+def padded_actions(instance: Instance, demonstration) -> jax.Array | None:
+    """A demonstration (an action per real buffer) as int32[padded N], Drop for the padding;
+    None stays None."""
+    if demonstration is None:
+        return None
+    actions = np.full(instance.width.shape[0], game.DROP, np.int32)
+    actions[: len(demonstration)] = demonstration
+    return jnp.asarray(actions)
 
 
 def follow(actions: jax.Array):

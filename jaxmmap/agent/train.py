@@ -75,11 +75,7 @@ def init(instance: Instance, config: AgentConfig, *, seed: int = 0,
     """New games, an empty replay and freshly initialized networks. `demonstration` (an action
     per buffer, e.g. the heuristic's) is played and becomes the best game so far and the
     demonstration that the learner imitates (`demonstration_fraction`) until a better one."""
-    actions = None
-    if demonstration is not None:
-        actions = np.full(instance.width.shape[0], game.DROP, np.int32)
-        actions[: len(demonstration)] = demonstration
-        actions = jnp.asarray(actions)
+    actions = selfplay.padded_actions(instance, demonstration)
     state = _init(instance, jax.random.key(seed), actions, config=config)
     if demonstration is not None:
         replayed = not config.demonstrated or bool(state.demonstration.data.done.any())
