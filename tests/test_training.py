@@ -216,6 +216,25 @@ def test_the_expert_mode_searches_around_its_best_game_and_learns_from_the_impro
     assert not np.asarray(metrics["learned"]).any()
 
 
+def test_the_expert_search_starts_from_the_evaluation_game_when_it_is_better():
+    # On a large program the first generation's sampled games are far below the greedy game;
+    # the center must not start from the best of them.
+    problem = generate(2, num_instructions=80, memory_fraction=0.3)  # greedy 7.58, samples 7.03
+    instance = make_instance(problem, RULES)
+    config = _expert(generations_per_chunk=1, init_temperature=50.0, final_temperature=50.0)
+    state = expert.init(instance, config, seed=0)
+    state, metrics = expert.run_chunk(state, instance, jnp.float32(0.0), config=config)
+    assert float(state.center_return) >= float(metrics["evaluation_return"][0])
+    assert float(state.center_return) == float(state.best_return)
+
+
+def test_the_quietest_deviation_rate_changes_a_few_moves_at_any_size():
+    config = _expert(deviation_min=0.02, deviation_max=0.6)
+    for n, lo in [(40, 0.02), (128, 0.02), (1280, 0.002), (12800, 0.0002)]:
+        low, high = expert.deviation_range(jnp.int32(n), config)
+        assert float(low) == pytest.approx(lo) and float(high) == pytest.approx(0.6)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 4])
 def test_the_expert_agent_reaches_the_optimum_of_tiny_games(seed):
     problem = tiny(seed)

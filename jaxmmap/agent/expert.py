@@ -8,14 +8,16 @@ Each generation (one jitted function; `run_chunk` scans `generations_per_chunk` 
    best game exists, restarts from a prefix of the search's *center* (with probability
    `restart_fraction`, at a uniform buffer), then follows the center's move at each buffer
    except with its own deviation rate (log-uniform in [`deviation_min`, `deviation_max`], one
-   per game): a deviation samples the network's policy at the action temperature among the
+   per game; above REFERENCE_BUFFERS buffers the lower end scales as 1/N, so that the quietest
+   games still change only a few moves): a deviation samples the network's policy at the action temperature among the
    legal moves *other* than the center's, mixed with a uniform share (UNIFORM_SHARE). Where the
    center's move is illegal (the game has left its path) the network samples among all legal
    moves.
 2. **Two games are kept**: the best of all (what `fit` validates and writes), and the center,
    the best of the search's own games, which also moves to a game of equal return (plateaus are
    walked, not stalled on). The evaluation game counts only for the best, so the network's own
-   game cannot pull the search into its basin.
+   game cannot pull the search into its basin; only the first center may be the evaluation game
+   (the greedy policy's, far better than the first samples on a large program).
 3. **Learning** (the apprentice). The first DEVIATIONS deviations of each game are recorded
    (features, the moves a deviation could make, the move made); those of the games that beat
    the center, among the `elites` best of the generation, are the targets of `learner_steps`
@@ -125,6 +127,7 @@ def _move_limit(instance: Instance) -> int:
     return 8 * instance.width.shape[0] + 16
 
 
+REFERENCE_BUFFERS = 128  # deviation_min is the rate at this size or below; it scales as 1/N above
 DEVIATIONS = 16  # deviations of each game recorded for learning (the first ones)
 UNIFORM_SHARE = 0.25  # of a deviation's distribution, spread evenly over the allowed moves
 
@@ -139,6 +142,15 @@ def _deviation_logits(logits: jax.Array, allowed: jax.Array, temp: jax.Array) ->
     return jnp.where(allowed, jnp.log(jnp.maximum(mixed, 1e-30)), -jnp.inf)
 
 
+def deviation_range(num_buffers: jax.Array, config: AgentConfig) -> tuple[jax.Array, jax.Array]:
+    """The range of the per-game deviation rate. Above REFERENCE_BUFFERS buffers its lower end
+    scales as 1/N, so that the quietest games still change only a few moves (about
+    deviation_min * REFERENCE_BUFFERS): on a large program a fixed rate would change dozens of
+    moves of every game."""
+    scale = jnp.minimum(1.0, REFERENCE_BUFFERS / jnp.maximum(num_buffers, 1))
+    return (jnp.float32(config.deviation_min) * scale, jnp.float32(config.deviation_max))
+
+
 def search(params, key: jax.Array, instance: Instance, ctx: policy_lib.Context, best: game.State,
            best_return: jax.Array, temp: jax.Array, *, config: AgentConfig
            ) -> tuple[game.State, dict[str, jax.Array]]:
@@ -151,7 +163,8 @@ def search(params, key: jax.Array, instance: Instance, ctx: policy_lib.Context, 
     has_best = jnp.isfinite(best_return)
     best_actions = best.board.action
     limit = _move_limit(instance)
-    log_lo, log_hi = np.log(config.deviation_min), np.log(config.deviation_max)
+    lo, hi = deviation_range(instance.num_buffers, config)
+    log_lo, log_hi = jnp.log(lo), jnp.log(hi)
 
     def play(key, index):
         k_prefix, k_restart, k_rate, k_moves = jax.random.split(key, 4)
@@ -250,7 +263,9 @@ def generation(state: ExpertState, instance: Instance, progress: jax.Array, *,
         lambda new, o: jnp.where(take, new[i], o), finals, old)
     # The center moves to a search game at least as good (ties included: the search walks
     # plateaus instead of stalling on them); the best is the best of all games.
-    explored = returns.at[0].set(-jnp.inf)
+    # Before the first center, the evaluation game (the greedy policy, at first) may seed it: on
+    # a large program the first generation's sampled games are far below it.
+    explored = jnp.where(jnp.isfinite(state.center_return), returns.at[0].set(-jnp.inf), returns)
     top = jnp.argmax(explored)
     moved = explored[top] >= state.center_return
     center = pick(moved, top, state.center)
