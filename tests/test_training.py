@@ -235,6 +235,12 @@ def test_the_quietest_deviation_rate_changes_a_few_moves_at_any_size():
         assert float(low) == pytest.approx(lo) and float(high) == pytest.approx(0.6)
 
 
+def test_the_expert_solver_plays_fewer_games_per_generation_on_large_programs():
+    sizes = [127, 1189, 2048, 3277, 11645, 50000]
+    assert [expert.default_games(n) for n in sizes] == [64, 64, 64, 32, 8, 8]
+    assert expert.default_games(3277, 16) == 16
+
+
 @pytest.mark.parametrize("seed", [0, 1, 4])
 def test_the_expert_agent_reaches_the_optimum_of_tiny_games(seed):
     problem = tiny(seed)

@@ -253,7 +253,12 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     the budget and returns its best game. Options are `AgentConfig` fields; `network` may be a
     dict of NetworkConfig fields. `progress` shows a progress bar (on stderr).
 
+    Without a `games` option the expert mode plays `expert.default_games(N)`: 64, fewer on
+    programs of more than 2,048 buffers.
+
     Raises `NoGameError` when no game finished within the budget."""
+    if options.get("mode", AgentConfig.mode) == "expert" and "games" not in options:
+        options["games"] = expert.default_games(problem.num_buffers, AgentConfig.games)
     config = agent_config(**options)
     mode = config.mode
     outcome = fit(problem, config, rules=rules, seed=seed, budget_s=budget_s,
