@@ -135,3 +135,30 @@ def test_saved_results_load_back(tmp_path):
     loaded = Comparison.load(tmp_path)
     assert loaded.runs == result.runs and loaded.bounds == result.bounds
     assert loaded.markdown() == result.markdown()
+
+
+def test_results_of_side_by_side_runs_merge_into_one_table(tmp_path, capsys):
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "benchmarks",
+                        "merge_results.py")
+    spec = importlib.util.spec_from_file_location("merge_results", path)
+    merge = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(merge)
+    fields = ["instance", "solver", "seed", "status", "return", "bound"]
+    runs = {"a": [("p", "es", 0, "ok", 2.0, 4.0), ("q", "es", 0, "ok", 3.0, "")],
+            "b": [("p", "muzero", 0, "ok", 2.5, ""), ("p", "muzero", 1, "ok", 1.5, ""),
+                  ("q", "muzero", 0, "ok", 3.5, ""), ("q", "muzero", 1, "error", "", "")]}
+    for folder, rows in runs.items():
+        (tmp_path / folder).mkdir()
+        with open(tmp_path / folder / "results.csv", "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(fields)
+            writer.writerows(rows)
+    assert merge.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    # p: the mean of the two seeds ties ES (2.0 >= 2.0), with p's bound; q: 3.5 against 3.0
+    assert "| p |  | 4 | 2 (50.0%) | 2 (50.0%) | 1.0000 | yes |" in out
+    assert "| q |  | nan | 3 | 3.5 | 1.1667 | yes |" in out
+    assert out.strip().endswith("muzero >= es on 2 of 2 instances")
