@@ -132,3 +132,6 @@ def test_the_persistent_compilation_cache(tmp_path, monkeypatch):
         assert jax.config.jax_compilation_cache_dir == str(tmp_path / "xla")
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
+        from jax._src import compilation_cache as cc
+
+        cc.reset_cache()  # later tests compile without the temporary cache
