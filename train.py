@@ -6,21 +6,26 @@
 
 WORKDIR gets metrics.csv / metrics.jsonl / tensorboard/ (one row per chunk), checkpoints/ (orbax;
 running the same command again resumes where it stopped, bit for bit), solution.json (the best
-game, validated) and summary.json. A progress bar shows the mean and best return and the loss.
+game, validated; it only ever improves, across kills and resumes) and summary.json. A progress
+bar shows the mean and best return and the loss. With `prod`, the heuristic runs first, so that
+solution.json holds its plan from the start. A mistake (a missing problem, an unknown config
+field, a workdir that is a file or holds another run) is one `error:` line and exit status 2
+(flags) or 1, with nothing written.
 
 Multi-host: start the same command on every host after `jax.distributed.initialize()` (see
 docs/agent.md); the games are split over all local devices of each host.
 """
 
-import json
 import os
+import sys
 
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-from jaxmmap import Rules, save_solution
-from jaxmmap.agent.loop import agent_config, fit
+from jaxmmap import Rules
+from jaxmmap.agent.loop import agent_config, fit, keep_best
 from jaxmmap.cli import columns_for, compilation_cache, open_problem, summarize
+from jaxmmap.files import UserError, check_folder, finite, write_json
 
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/quickstart.py", "Job configuration.")
 _WORKDIR = flags.DEFINE_string("workdir", "runs/quickstart", "Where results are written.")
@@ -30,35 +35,58 @@ _DISTRIBUTED = flags.DEFINE_bool("distributed", False, "Call jax.distributed.ini
 def main(argv):
     del argv
     logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint step at INFO
+    try:
+        _train()
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
+def _train():
     if _DISTRIBUTED.value:
         import jax
 
         jax.distributed.initialize()
     compilation_cache()
     config = _CONFIG.value
+    try:
+        config.problem  # noqa: B018 - the config file loads on first use
+    except OSError as e:  # ml_collections: no such file, or it failed to load
+        detail = " ".join(line.strip() for line in str(e).splitlines()[1:]) or str(e)
+        raise UserError(f"--config: cannot load the config file ({detail})") from None
     workdir = _WORKDIR.value
-    os.makedirs(workdir, exist_ok=True)
-    problem = open_problem(config.problem)
+    problem = open_problem(config.problem)  # before the workdir: a mistake leaves nothing behind
     columns = columns_for(problem, config.columns)
     rules = Rules(columns=columns, nocopy_offset=config.nocopy_offset,
                   output_nocopy=config.get("output_nocopy", True))
-    agent = agent_config(**config.agent.to_dict())
+    try:
+        agent = agent_config(**config.agent.to_dict())
+    except TypeError as e:
+        raise UserError(f"the config's agent: {e}") from None
+    for name in ("budget_s", "training_steps", "checkpoint_every"):
+        value = config[name]
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0 \
+                or value != value or value == float("inf"):
+            raise UserError(f"--config.{name}={value!r}: give a positive, finite number")
+    check_folder(workdir)
+    solution_path = os.path.join(workdir, "solution.json")
     print(f"{problem.name}: {problem.num_buffers} buffers, {problem.num_steps} steps;"
           f" mode {agent.mode}, {agent.games} games, {agent.num_simulations} simulations")
+    heuristic = None
+    if config.prod:  # first: a kill during training keeps the heuristic's plan
+        from jaxmmap.solvers.heuristic import heuristic as run_heuristic
+
+        heuristic = run_heuristic(problem, 60.0, config.seed, rules=rules).solution
+        keep_best(solution_path, heuristic, problem)
     outcome = fit(problem, agent, rules=rules, seed=config.seed, budget_s=config.budget_s,
                   max_iterations=config.training_steps, workdir=workdir,
                   checkpoint_every=config.checkpoint_every, progress=True, solver=agent.mode)
     best = outcome.solution
-    heuristic = None
-    if config.prod:
-        from jaxmmap.solvers.heuristic import heuristic as run_heuristic
-
-        heuristic = run_heuristic(problem, 60.0, config.seed, rules=rules).solution
-        if best is None or heuristic.ret > best.ret:
-            best = heuristic
+    if heuristic is not None and (best is None or heuristic.ret > best.ret):
+        best = heuristic
     if best is None:
-        raise SystemExit("error: no game finished within the budget; raise --config.budget_s")
-    save_solution(best, os.path.join(workdir, "solution.json"))
+        raise UserError("no game finished within the budget; raise --config.budget_s")
+    best = keep_best(solution_path, best, problem)
     last = outcome.history[-1] if outcome.history else {}
     summary = {
         "problem": summarize(problem, columns), "config": config.to_dict(),
@@ -68,8 +96,7 @@ def main(argv):
         "heuristic_return": None if heuristic is None else heuristic.ret,
         "best": {"solver": best.solver, "return": best.ret},
     }
-    with open(os.path.join(workdir, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2, default=list)
+    write_json(os.path.join(workdir, "summary.json"), finite(summary), indent=2)
     agent_ret = "none" if outcome.solution is None else f"{outcome.solution.ret:.6g}"
     line = f"agent ({agent.mode}) best return {agent_ret}"
     if heuristic is not None:
@@ -78,5 +105,20 @@ def main(argv):
           f" {outcome.seconds:.0f} s -> {os.path.join(workdir, 'solution.json')}")
 
 
+def _parse_flags(argv):
+    """absl's flag parsing, with a mistake as one `error:` line (exit status 2)."""
+    try:
+        return flags.FLAGS(argv)
+    except flags.Error as e:
+        message = str(e).strip().splitlines()[0]
+    except (AttributeError, KeyError) as e:  # ml_collections: a --config.X that the config lacks
+        message = (f"unknown config field in a --config.* override ({e}); the config file lists the"
+                   " fields")
+    except (OSError, SyntaxError, ImportError) as e:
+        message = f"cannot load the config file ({type(e).__name__}: {e})"
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 if __name__ == "__main__":
-    app.run(main)
+    app.run(main, flags_parser=_parse_flags)

@@ -1,6 +1,8 @@
 """jaxmmap: the memory mapping game (MMapGame) in JAX.
 
-Files and checks:   load_problem, save_problem, load_solution, save_solution, validate
+Files and checks:   load_problem, save_problem, load_solution, save_solution, validate,
+                    check_solution (validate or refuse: SolutionRejected), UserError (a mistake
+                    of the user's; ProblemError and SolutionRejected are ones), docs/promises.md
 The game:           Rules, make_instance, init, step, legal_action_mask, State, Environment
 Playing:            play, rollout, to_solution, random_policy, greedy_policy
 Instances:          generate (random programs), bundled (instances shipped with the package),
@@ -11,6 +13,7 @@ The specification:  ReferenceGame (plain NumPy), docs/game.md
 
 from jaxmmap import benchmarks, importer, solvers
 from jaxmmap.env import Environment, Observation, TimeStep
+from jaxmmap.files import UserError
 from jaxmmap.game import State, action_rewards, init, legal_action_mask, step
 from jaxmmap.generator import bundled, generate
 from jaxmmap.importer import from_hlo_text, from_jax
@@ -32,7 +35,7 @@ from jaxmmap.problem import (
 from jaxmmap.reference import ReferenceGame
 from jaxmmap.rules import Rules
 from jaxmmap.simulator import Timeline, latency
-from jaxmmap.validator import Report, Violation, validate
+from jaxmmap.validator import Report, SolutionRejected, Violation, check_solution, validate
 
 __version__ = "0.1.0"
 
@@ -43,4 +46,5 @@ __all__ = [
     "latency", "legal_action_mask", "load_problem", "load_solution", "make_instance", "play",
     "random_policy", "rollout", "save_problem", "save_solution", "step", "to_solution",
     "validate", "from_jax", "from_hlo_text", "benchmarks", "importer", "solvers",
+    "SolutionRejected", "UserError", "check_solution",
 ]

@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+from jaxmmap.files import UserError, check_output
 from jaxmmap.problem import (
     PROBLEM_FORMAT,
     Problem,
@@ -30,7 +31,10 @@ from jaxmmap.problem import (
 def open_problem(arg: str) -> Problem:
     if arg.startswith("bundled:"):
         from jaxmmap.generator import bundled
-        return bundled(arg.split(":", 1)[1])
+        try:
+            return bundled(arg.split(":", 1)[1])
+        except FileNotFoundError as e:
+            raise ProblemError(str(e)) from None
     if arg.startswith("suite:"):
         from jaxmmap import benchmarks
         try:
@@ -59,8 +63,16 @@ def open_problems(args: list[str]) -> list[Problem]:
 
 def columns_for(problem: Problem, columns: str | int) -> int:
     """`columns` as a number; "auto" picks the fewest that lose at most 5% to rounding."""
-    from jaxmmap.rules import auto_columns
-    return auto_columns(problem) if str(columns) == "auto" else int(columns)
+    from jaxmmap.rules import MAX_COLUMNS, auto_columns
+    if str(columns) == "auto":
+        return auto_columns(problem)
+    try:
+        value = int(columns)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_COLUMNS:
+        raise UserError(f"--columns {columns}: give auto or a whole number in [1, {MAX_COLUMNS:,}]")
+    return value
 
 
 def summarize(problem: Problem, columns: int = 256) -> dict:
@@ -107,6 +119,10 @@ def _rules(args, problem: Problem):
 
 def _play(args) -> int:
     from jaxmmap.play import play
+    if args.games < 1:
+        raise UserError(f"--games {args.games}: play at least 1 game")
+    if args.output:
+        check_output(args.output)
     problem = open_problem(args.problem)
     rules = _rules(args, problem)
     solution, summary = play(problem, args.policy, seed=args.seed, games=args.games,
@@ -119,12 +135,15 @@ def _play(args) -> int:
 
 
 def _solve(args) -> int:
-    from jaxmmap.solvers import solve
-    problem = open_problem(args.problem)
-    rules = _rules(args, problem)
+    from jaxmmap.solvers import check_options, solve
     options = parse_options(args.option).get("", {})
     if args.solver in ("muzero", "muzero-prod"):
         options.setdefault("progress", True)  # training takes minutes: show it, as train.py does
+    check_options(args.solver, options, args.budget)  # mistakes first, before any work
+    if args.output:
+        check_output(args.output)
+    problem = open_problem(args.problem)
+    rules = _rules(args, problem)
     result = solve(problem, args.solver, budget_s=args.budget, seed=args.seed, rules=rules,
                    **options)
     if args.output:
@@ -138,6 +157,8 @@ def _solve(args) -> int:
 
 def _compare(args) -> int:
     from jaxmmap.compare import compare
+    from jaxmmap.files import check_folder
+    check_folder(args.output, create=False)
     problems = open_problems(args.instances)
     result = compare(
         problems, args.solvers, budget_s=args.budget, seeds=args.seeds,
@@ -157,8 +178,11 @@ def parse_options(items: list[str], *, per_solver: bool = False) -> dict[str, di
     out: dict[str, dict] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--option {item!r}: expected KEY=VALUE")
+        if not sep or not key:
+            raise UserError(f"--option {item!r}: write KEY=VALUE" + (" with KEY as SOLVER.KEY (es.population=64)"
+                                                                      if per_solver else " (games=64)"))
+        if per_solver and "." not in key:
+            raise UserError(f"--option {item!r}: name the solver, as SOLVER.KEY=VALUE (es.population=64)")
         solver, key = key.split(".", 1) if per_solver else ("", key)
         try:
             value = json.loads(value)
@@ -178,6 +202,7 @@ def _validate(args) -> int:
 
 def _generate(args) -> int:
     from jaxmmap.generator import generate
+    check_output(args.output)
     problem = generate(args.seed, num_instructions=args.instructions,
                        memory_fraction=args.memory_fraction, inplace_prob=args.inplace_prob,
                        loop_prob=args.loop_prob, latency_tables=args.latency_tables)
@@ -205,20 +230,40 @@ def _import(args) -> int:
     import importlib
 
     from jaxmmap.importer import from_hlo_text, from_jax
+    from jaxmmap.importer.hlo import HloParseError
+    check_output(args.output)
     options = dict(hardware=args.hardware, fast_memory=args.fast_memory)
     if args.hlo:
-        with open(args.hlo, encoding="utf-8") as f:
-            problem = from_hlo_text(f.read(), name=args.name, **options)
+        try:
+            with open(args.hlo, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise UserError(f"--hlo {args.hlo}: cannot read it ({e})") from None
+        problem = from_hlo_text(text, name=args.name, **options)
     elif args.function:
         module_name, _, attr = args.function.partition(":")
         if not attr:
             raise ProblemError("give the function as module:function")
         if os.getcwd() not in sys.path:  # as `python -m` would: modules of the working directory
             sys.path.insert(0, os.getcwd())
-        fn = getattr(importlib.import_module(module_name), attr)
+        try:
+            fn = getattr(importlib.import_module(module_name), attr)
+        except ImportError as e:
+            raise UserError(f"cannot import {module_name} ({e})") from None
+        except AttributeError:
+            raise UserError(f"the module {module_name} has no function {attr!r}") from None
+        if not callable(fn):
+            raise UserError(f"{args.function} is not a function")
         shapes = [_shape_struct(s) for s in args.shapes]
-        problem = from_jax(fn, *shapes, donate_argnums=tuple(args.donate), name=args.name or attr,
-                           **options)
+        try:
+            problem = from_jax(fn, *shapes, donate_argnums=tuple(args.donate), name=args.name or attr,
+                               **options)
+        except (ProblemError, HloParseError):
+            raise
+        except Exception as e:  # noqa: BLE001 - the user's function failed to trace or compile
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            raise UserError(f"{args.function} could not be compiled with --shapes"
+                            f" {' '.join(args.shapes) or '(none)'}: {type(e).__name__}: {first}") from None
     else:
         raise ProblemError("give a function (module:function --shapes ...) or --hlo FILE")
     save_problem(problem, args.output)
@@ -228,14 +273,25 @@ def _import(args) -> int:
     return 0
 
 
+def _checked_solutions(problem: Problem, paths: list[str], show_invalid: bool) -> list:
+    """The solution files, each validated before anything is reported about it: an invalid one
+    is refused naming its file, unless `show_invalid` (then its output is marked invalid)."""
+    from jaxmmap.validator import check_solution
+    solutions = [load_solution(path) for path in paths]
+    for path, solution in zip(paths, solutions):
+        check_solution(problem, solution, what=path, allow_invalid=show_invalid)
+    return solutions
+
+
 def _latency(args) -> int:
     from jaxmmap.report import BASELINE, baseline, speedup
     from jaxmmap.simulator import latency
     problem = open_problem(args.problem)
-    solutions = [load_solution(path) for path in args.solutions]
+    solutions = _checked_solutions(problem, args.solutions, args.show_invalid)
+    timelines = [latency(problem, s, allow_invalid=args.show_invalid) for s in solutions]
     solutions.append(baseline(problem, solutions[0] if solutions else None))
-    timelines = [latency(problem, s) for s in solutions]
-    out = [{"solution": path, "solver": s.solver, "return": s.ret, "latency": t.total,
+    timelines.append(latency(problem, solutions[-1]))
+    out = [{"solution": path, "solver": s.solver, "valid": t.valid, "return": s.ret, "latency": t.total,
             "stall": t.stalled, "all_slow": t.all_slow,
             "speedup_over_all_slow_percent": speedup(t.all_slow, t.total),
             "speedup_over_heuristic_percent": speedup(timelines[-1].total, t.total)}
@@ -246,18 +302,25 @@ def _latency(args) -> int:
 
 def _plot(args) -> int:
     from jaxmmap.plots import layout
+    check_output(args.output)
+    highlight = args.highlight
+    if highlight not in ("auto", "none"):
+        try:
+            highlight = int(highlight)
+        except ValueError:
+            raise UserError(f"--highlight {highlight}: give a tensor id, auto or none") from None
     problem = open_problem(args.problem)
-    solutions = [load_solution(path) for path in args.solutions]
-    highlight = args.highlight if args.highlight in ("auto", "none") else int(args.highlight)
+    solutions = _checked_solutions(problem, args.solutions, args.show_invalid)
     layout(problem, solutions, labels=args.labels, path=args.output,
-           highlight=None if highlight == "none" else highlight)
+           highlight=None if highlight == "none" else highlight, allow_invalid=args.show_invalid)
     print(args.output)
     return 0
 
 
 def _report(args) -> int:
     from jaxmmap.report import report
-    text = report(args.sources, args.output, layouts=not args.no_layouts)
+    text = report(args.sources, args.output, layouts=not args.no_layouts,
+                  allow_invalid=args.show_invalid)
     print(text)
     return 0
 
@@ -331,6 +394,8 @@ def _parser() -> argparse.ArgumentParser:
                        " memory and over the heuristic")
     p.add_argument("problem")
     p.add_argument("solutions", nargs="*")
+    p.add_argument("--show-invalid", action="store_true",
+                   help="simulate solutions the validator rejects anyway (marked valid: false)")
     p.set_defaults(run=_latency)
 
     p = sub.add_parser("plot", help="draw the memory layouts of solutions side by side")
@@ -339,6 +404,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--labels", nargs="+", help="one per solution (default: their solvers)")
     p.add_argument("--highlight", default="auto", help="a tensor id, auto or none")
     p.add_argument("-o", "--output", default="layout.png")
+    p.add_argument("--show-invalid", action="store_true",
+                   help="draw solutions the validator rejects anyway (titled INVALID)")
     p.set_defaults(run=_plot)
 
     p = sub.add_parser("report", help="latency tables and figures from comparison results and "
@@ -346,6 +413,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("sources", nargs="+", help="folders: jaxmmap compare -o DIR, train.py --workdir DIR")
     p.add_argument("-o", "--output", default="report.md")
     p.add_argument("--no-layouts", action="store_true", help="skip the layout pictures")
+    p.add_argument("--show-invalid", action="store_true",
+                   help="report solutions the validator rejects anyway (marked INVALID)")
     p.set_defaults(run=_report)
 
     p = sub.add_parser("import", help="make a problem from a JAX function or an HLO dump")
@@ -397,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     compilation_cache()
     try:
         return args.run(args)
-    except (ProblemError, HloParseError, NoGameError) as e:
+    except (UserError, HloParseError, NoGameError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 

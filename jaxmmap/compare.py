@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from jaxmmap.files import UserError, atomic, check_folder, finite, md, write_json, write_text
 from jaxmmap.problem import Problem, save_solution
 from jaxmmap.rules import Rules, auto_columns
 
@@ -132,8 +133,9 @@ class Comparison:
         from jaxmmap.problem import load_problem, load_solution
 
         directory = os.fspath(directory)
-        with open(os.path.join(directory, "traces.json"), encoding="utf-8") as f:
-            data = json.load(f)
+        from jaxmmap.problem import read_json
+
+        data = read_json(os.path.join(directory, "traces.json"))
         budget = float(data["budget_s"])
         runs = []
         for r in data["runs"]:
@@ -144,7 +146,7 @@ class Comparison:
             else:
                 final, found, ret = math.nan, math.nan, math.nan
             runs.append(Run(r["instance"], r["solver"], int(r["seed"]), r["status"], ret, final,
-                            float(r["seconds"]), found, trace, r.get("info", {}),
+                            _float(r["seconds"]), found, trace, r.get("info", {}),
                             r.get("message", "")))
         files = data.get("files", {})
         solutions = {(instance, solver): load_solution(os.path.join(directory, path))
@@ -158,7 +160,7 @@ class Comparison:
                 if name.endswith(".json.gz"):
                     solution = load_solution(os.path.join(folder, name))
                     solutions[solution.problem, name[: -len(".json.gz")].rsplit(".", 1)[1]] = solution
-        return cls(runs=runs, bounds={k: float(v) for k, v in data["bounds"].items()},
+        return cls(runs=runs, bounds={k: _float(v) for k, v in data["bounds"].items()},
                    budget_s=budget, seeds=int(data["seeds"]), environment=data["environment"],
                    solutions=solutions, problems=problems)
 
@@ -169,14 +171,13 @@ class Comparison:
         paths written."""
         from jaxmmap.problem import save_problem
 
-        directory = os.fspath(directory)
-        os.makedirs(directory, exist_ok=True)
+        directory = check_folder(directory)
         paths = {name: os.path.join(directory, name)
                  for name in ("results.csv", "results.md", "traces.json", "curves.png")}
         files: dict[str, dict] = {}
         if solutions:
             for (instance, solver), solution in self.solutions.items():
-                rel = os.path.join("solutions", f"{slug(instance)}.{solver}.json.gz")
+                rel = os.path.join("solutions", f"{slug(instance)}.{slug(solver)}.json.gz")
                 os.makedirs(os.path.join(directory, "solutions"), exist_ok=True)
                 save_solution(solution, os.path.join(directory, rel))
                 files.setdefault(instance, {}).setdefault("solutions", {})[solver] = rel
@@ -187,20 +188,19 @@ class Comparison:
                 save_problem(problem, os.path.join(directory, rel))
                 files.setdefault(instance, {})["problem"] = rel
         self.write_csv(paths["results.csv"])
-        with open(paths["results.md"], "w", encoding="utf-8") as f:
-            f.write(self.markdown())
-        with open(paths["traces.json"], "w", encoding="utf-8") as f:
-            json.dump({"budget_s": self.budget_s, "seeds": self.seeds, "bounds": self.bounds,
-                       "environment": self.environment,
-                       "runs": [dataclasses.asdict(r) for r in self.runs], "files": files},
-                      f, default=_jsonable)
+        write_text(paths["results.md"], self.markdown())
         self.plot(paths["curves.png"])
+        # The index last: a folder is a comparison (for `report`) once its other files are whole.
+        write_json(paths["traces.json"], finite(_plain({
+            "budget_s": self.budget_s, "seeds": self.seeds, "bounds": self.bounds,
+            "environment": self.environment, "runs": [dataclasses.asdict(r) for r in self.runs],
+            "files": files})))
         return paths
 
     def write_csv(self, path: str) -> None:
         fields = ["instance", "solver", "seed", "status", "return", "final_return", "bound",
                   "fraction_of_bound", "time_to_best", "seconds", "message"]
-        with open(path, "w", newline="", encoding="utf-8") as f:
+        with atomic(path) as f:
             writer = csv.DictWriter(f, fieldnames=fields)
             writer.writeheader()
             for r in self.runs:
@@ -228,7 +228,7 @@ class Comparison:
         rows = self.rows()
         for instance in dict.fromkeys(r["instance"] for r in rows):
             bound = self.bounds.get(instance, math.nan)
-            lines += [f"## {instance}", ""]
+            lines += [f"## {md(instance)}", ""]
             if not math.isnan(bound):
                 lines += [f"Upper bound: {_fmt(bound)}", ""]
             lines += ["| solver | return | best | % of bound | time to best (s) | s used | valid | note |",
@@ -241,18 +241,18 @@ class Comparison:
                     f"{100 * r['fraction_of_bound']:.1f}"
                 valid = f"{r['valid']}/{r['runs']}" + "".join(
                     f", {r[k]} {k}" for k in ("invalid", "skipped", "errors") if r[k])
-                lines.append(f"| {r['solver']} | {ret} | {_fmt(r['best_return'])} | {pct} | "
+                lines.append(f"| {md(r['solver'])} | {ret} | {_fmt(r['best_return'])} | {pct} | "
                              f"{_fmt(r['time_to_best'], 3)} | {_fmt(r['seconds'], 3)} | {valid} | "
-                             f"{r['note'][:80]} |")
+                             f"{md(r['note'][:80])} |")
             lines.append("")
         return "\n".join(lines)
 
     def plot(self, path: str) -> None:
         """Best return over wall time per solver and instance (mean over seeds, shaded min-max),
         as a fraction of the instance's bound where there is one."""
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from jaxmmap.plots import _pyplot, save_figure, text
+
+        plt = _pyplot()
 
         instances = list(dict.fromkeys(r.instance for r in self.runs))
         solvers = list(dict.fromkeys(r.solver for r in self.runs))
@@ -276,7 +276,7 @@ class Comparison:
                     warnings.simplefilter("ignore", RuntimeWarning)
                     mean = np.nanmean(curves, axis=0)
                     low, high = np.nanmin(curves, axis=0), np.nanmax(curves, axis=0)
-                ax.plot(grid, mean, drawstyle="steps-post", color=colors[solver], label=solver,
+                ax.plot(grid, mean, drawstyle="steps-post", color=colors[solver], label=text(solver),
                         linewidth=1.6, alpha=0.9)
                 if len(runs) > 1:
                     ax.fill_between(grid, low, high, step="post", color=colors[solver], alpha=0.2)
@@ -286,7 +286,7 @@ class Comparison:
             else:
                 ax.set_ylabel("return")
             ax.axvline(self.budget_s, color="grey", linestyle=":", linewidth=0.8)
-            ax.set_title(instance, fontsize=9)
+            ax.set_title(text(instance), fontsize=9)
             ax.set_xlabel("wall time (s)")
             ax.grid(alpha=0.3)
         for ax in list(axes.flat)[len(instances):]:
@@ -298,7 +298,7 @@ class Comparison:
         fig.legend(legend.values(), legend.keys(), loc="lower center",
                    ncol=max(1, min(len(legend), 8)), frameon=False)
         fig.tight_layout(rect=(0, 0.06, 1, 1))
-        fig.savefig(path, dpi=110)
+        save_figure(fig, path, dpi=110)
         plt.close(fig)
 
 
@@ -318,16 +318,26 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
       bound: compute the relaxation bound of each instance (`cpsat.upper_bound`).
       log: called with one line per finished run (e.g. `print`).
     """
-    from jaxmmap.solvers import SOLVERS, InvalidSolution, solve
+    from jaxmmap.solvers import InvalidSolution, check_options, solve
     from jaxmmap.solvers.base import Refused
 
     names = [p.name for p in problems]
-    if len(set(names)) != len(names):
-        raise ValueError(f"instances must have distinct names: {names}")
-    unknown = [s for s in solvers if s not in SOLVERS]
-    if unknown:
-        raise ValueError(f"unknown solver(s) {unknown}; solvers: {', '.join(SOLVERS)}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UserError(f"instances must have distinct names; {', '.join(map(repr, twice))}"
+                        f" {'appears' if len(twice) == 1 else 'appear'} more than once (rename one:"
+                        " the name labels its results and files)")
+    if not problems or not solvers:
+        raise UserError("give at least one instance and one solver")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise UserError(f"seeds must be a whole number >= 1, got {seeds!r}")
     options = options or {}
+    for name in options:
+        if name not in solvers:
+            raise UserError(f"options given for {name!r}, which is not among the solvers compared"
+                            f" ({', '.join(solvers)})")
+    for solver in solvers:  # every mistake is found before the first run, not after an hour
+        check_options(solver, options.get(solver, {}), budget_s)
     runs: list[Run] = []
     bounds: dict[str, float] = {}
     best: dict[tuple[str, str], object] = {}
@@ -419,7 +429,22 @@ def _num(x: float):
 
 
 def slug(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_.@" else "_" for c in name)
+    """A file name for `name`, unique and stable: the name itself when it is a plain ASCII name of
+    letters, digits and `-_.@` (not starting with a dot, at most 100 characters); otherwise its
+    plain characters, cut to 100, and 10 hex digits of the name's SHA-256 (so `a/b` and `a_b`, or
+    names that differ only in emoji, never share a file)."""
+    import hashlib
+
+    plain = "".join(c if c.isascii() and (c.isalnum() or c in "-_.@") else "_" for c in name)
+    if plain == name and name and not name.startswith(".") and len(name) <= 100:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{plain.lstrip('.')[:100]}-{digest}"
+
+
+def _float(v) -> float:
+    """A number of traces.json (null where it was nan)."""
+    return math.nan if v is None else float(v)
 
 
 def _plain(info: dict) -> dict:

@@ -126,6 +126,14 @@ class State:
 # ---------------------------------------------------------------------------- public API
 
 
+def move_limit(num_buffers: int, *, backup: bool = True) -> int:
+    """The most moves a game of `num_buffers` can take: N without the Drop-backup; with it, each
+    restore drops an alias group for good, so at most N * (N + 1). Capped to the int32 range of
+    `State.moves` (from 46,341 buffers on; such a game ends long before the cap)."""
+    n = int(num_buffers)
+    return min(n * (n + 1) if backup else n, 2 ** 31 - 1)
+
+
 def init(instance: Instance, *, backup: bool = False) -> State:
     """The first state of a game on `instance`; `backup=True` enables the Drop-backup."""
     n, t = instance.width.shape[0], instance.supply.shape[0]

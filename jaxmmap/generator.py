@@ -58,7 +58,7 @@ import tempfile
 
 import numpy as np
 
-from jaxmmap.problem import MAX_TABLE_BUFFERS, LatencyTable, Problem, check_problem, load_problem
+from jaxmmap.problem import MAX_TABLE_BUFFERS, LatencyTable, Problem, ProblemError, check_problem, load_problem
 
 __all__ = ["generate", "bundled", "make_bundled", "BUNDLED_OPTIONS"]
 
@@ -68,7 +68,11 @@ _MIN_LOG2, _MAX_LOG2 = 8.0, 40.0  # clip the drawn log2 sizes to [256 B, 1 TiB]
 
 def _check_prob(name: str, value: float) -> None:
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value}")
+        raise ProblemError(f"{name} must be in [0, 1], got {value}")
+
+
+#: The most instructions `generate` makes: about 3 buffers each, so under `problem.MAX_BUFFERS`.
+MAX_INSTRUCTIONS = 250_000
 
 
 def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
@@ -114,26 +118,28 @@ def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
       A `Problem` that passes `jaxmmap.problem.check_problem`, with the options in `metadata`.
     """
     T = int(num_instructions)
-    if T < 1:
-        raise ValueError(f"num_instructions must be >= 1, got {num_instructions}")
+    if not 1 <= T <= MAX_INSTRUCTIONS:
+        raise ProblemError(f"num_instructions must be in [1, {MAX_INSTRUCTIONS:,}], got {num_instructions:,}"
+                           " (a program of about 3 buffers per instruction must stay under the"
+                           " game's 1,000,000 buffers)")
     if max_inputs < 1:
-        raise ValueError(f"max_inputs must be >= 1, got {max_inputs}")
+        raise ProblemError(f"max_inputs must be >= 1, got {max_inputs}")
     for pname, pval in (("skip_prob", skip_prob), ("inplace_prob", inplace_prob),
                         ("loop_prob", loop_prob), ("zero_demand_prob", zero_demand_prob),
                         ("oversize_prob", oversize_prob), ("zero_supply_prob", zero_supply_prob)):
         _check_prob(pname, pval)
     if not memory_fraction > 0:
-        raise ValueError(f"memory_fraction must be > 0, got {memory_fraction}")
+        raise ProblemError(f"memory_fraction must be > 0, got {memory_fraction}")
     if size_sigma < 0:
-        raise ValueError(f"size_sigma must be >= 0, got {size_sigma}")
+        raise ProblemError(f"size_sigma must be >= 0, got {size_sigma}")
     if max_loop_length < 2:
-        raise ValueError(f"max_loop_length must be >= 2, got {max_loop_length}")
+        raise ProblemError(f"max_loop_length must be >= 2, got {max_loop_length}")
     if not (fast_bandwidth > slow_bandwidth > 0 and copy_bandwidth > 0 and step_overhead >= 0):
-        raise ValueError("need fast_bandwidth > slow_bandwidth > 0, copy_bandwidth > 0 and"
+        raise ProblemError("need fast_bandwidth > slow_bandwidth > 0, copy_bandwidth > 0 and"
                          " step_overhead >= 0")
     P = max(1, min(16, T // 8)) if num_params is None else int(num_params)
     if P < 1:
-        raise ValueError(f"num_params must be >= 1, got {num_params}")
+        raise ProblemError(f"num_params must be >= 1, got {num_params}")
     max_inputs = int(max_inputs)
     n_tensors = P + T  # tensors 0..P-1 are parameters, P+i is the output of instruction i
 

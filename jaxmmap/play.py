@@ -49,7 +49,7 @@ def rollout(instance: Instance, key: jax.Array, policy: Policy, *, backup: bool 
     """Plays one game to its end, or to `max_moves`. Without the backup a game has at most N
     moves; with it, each restore drops an alias group for good, so at most N * (N + 1)."""
     n = instance.width.shape[0]
-    limit = max_moves if max_moves is not None else (n * (n + 1) if backup else n)
+    limit = max_moves if max_moves is not None else game.move_limit(n, backup=backup)
 
     def cond(carry):
         state, _ = carry

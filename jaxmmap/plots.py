@@ -18,10 +18,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from jaxmmap.files import UserError, atomic, printable
 from jaxmmap.problem import DROP, Problem, Solution
 from jaxmmap.simulator import latency
 
-__all__ = ["allocations", "layout", "pick_tensor", "training_curves", "speedup_bars", "correlation_scatter"]
+__all__ = ["allocations", "correlation_scatter", "layout", "pick_tensor", "save_figure", "speedup_bars",
+           "text", "training_curves"]
 
 _UNITS = ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB"), (1, "B"))
 
@@ -36,6 +38,18 @@ def _pyplot():
     return plt
 
 
+def text(name: str) -> str:
+    """A name as matplotlib shows it verbatim: printable, and no `$...$` math."""
+    return printable(name).replace("$", r"\$")
+
+
+def save_figure(fig, path: str, **kwargs) -> None:
+    """Saves `fig` atomically (the format from the file's extension)."""
+    fmt = path.rsplit(".", 1)[-1].lower() if "." in path else "png"
+    with atomic(path, "wb") as f:
+        fig.savefig(f, format=fmt, **kwargs)
+
+
 def _finish(fig, path: str | None, ax=None, *, xlabel: str = "", ylabel: str = "",
             legend: int = 8, grid: str = "both"):
     """Labels, grid and legend of a one-axes chart (when `ax` is given), layout, and the file."""
@@ -46,7 +60,7 @@ def _finish(fig, path: str | None, ax=None, *, xlabel: str = "", ylabel: str = "
         ax.legend(fontsize=legend)
         fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=120, bbox_inches="tight")
+        save_figure(fig, path, dpi=120, bbox_inches="tight")
     return fig
 
 
@@ -72,27 +86,32 @@ def pick_tensor(problem: Problem, solutions: Sequence[Solution]) -> int:
 
 def layout(problem: Problem, solutions: Solution | Sequence[Solution], *,
            labels: Sequence[str] | None = None, highlight: int | str | None = "auto",
-           path: str | None = None, width: float = 6.0, height: float = 4.2):
+           path: str | None = None, width: float = 6.0, height: float = 4.2,
+           allow_invalid: bool = False):
     """Memory layouts of one or more solutions of `problem`, side by side on shared axes.
 
     x: the program's steps; y: the fast-memory offset. Each allocation is a rectangle over its
     steps and bytes, coloured by tensor; the part of it during which its copy runs is hatched
     (prefetch before the use, eviction after the write). `highlight`: a tensor id, "auto"
-    (`pick_tensor`) or None. Titles give the return and the simulated latency.
+    (`pick_tensor`) or None. Titles give the return and the simulated latency. Every solution
+    is validated first (`validator.check_solution`): an invalid one is refused, or with
+    `allow_invalid` drawn under a title that says INVALID.
     """
     plt = _pyplot()
     from matplotlib.patches import Rectangle
 
     solutions = [solutions] if isinstance(solutions, Solution) else list(solutions)
     labels = list(labels) if labels is not None else [s.solver for s in solutions]
+    if len(labels) != len(solutions):
+        raise UserError(f"{len(labels)} labels for {len(solutions)} solutions; give one label each")
+    timelines = [latency(problem, s, allow_invalid=allow_invalid) for s in solutions]
     if highlight == "auto":
         highlight = pick_tensor(problem, solutions)
     scale, unit = next((s, u) for s, u in _UNITS if problem.memory_size >= 4 * s or s == 1)
     cmap = plt.get_cmap("tab20")
     fig, axes = plt.subplots(1, len(solutions), figsize=(width * len(solutions), height),
                              sharey=True, squeeze=False)
-    for ax, solution, label in zip(axes[0], solutions, labels):
-        timeline = latency(problem, solution)
+    for ax, solution, label, timeline in zip(axes[0], solutions, labels, timelines):
         for b in np.flatnonzero(allocations(solution)):
             tensor = int(problem.tensor_id[b])
             focus = highlight is None or tensor == highlight
@@ -111,11 +130,13 @@ def layout(problem: Problem, solutions: Solution | Sequence[Solution], *,
         ax.set_xlim(0, problem.num_steps)
         ax.set_ylim(0, problem.memory_size / scale * 1.02)
         ax.set_xlabel("step")
-        ax.set_title(f"{label}: return {solution.ret:.4g}, latency {timeline.total:.4g} "
-                     f"({timeline.speedup:.3f}x all-slow)", fontsize=9)
+        mark = "" if timeline.valid else "INVALID (see jaxmmap validate), declared "
+        ax.set_title(f"{text(label)}: {mark}return {solution.ret:.4g}, latency "
+                     f"{timeline.total:.4g} ({timeline.speedup:.3f}x all-slow)", fontsize=9,
+                     color="black" if timeline.valid else "red")
     axes[0][0].set_ylabel(f"fast-memory offset ({unit})")
     note = f"highlighted: tensor {highlight}; " if highlight is not None else ""
-    fig.suptitle(f"{problem.name}: {note}hatched: copy running", fontsize=9, y=0.995)
+    fig.suptitle(f"{text(problem.name)}: {note}hatched: copy running", fontsize=9, y=0.995)
     fig.tight_layout()
     return _finish(fig, path)
 
@@ -132,7 +153,7 @@ def training_curves(runs: Mapping[str, Sequence[Mapping]], *, path: str | None =
         t = np.array([float(r["seconds"]) for r in rows])
         best = np.array([float(r["best_return"]) for r in rows])
         finite = np.isfinite(best)
-        ax.plot(t[finite], best[finite], color=color, label=label, drawstyle="steps-post")
+        ax.plot(t[finite], best[finite], color=color, label=text(label), drawstyle="steps-post")
         if mean:
             m = np.array([float(r.get("mean_return", math.nan)) for r in rows])
             ok = np.isfinite(m)
@@ -154,10 +175,10 @@ def speedup_bars(speedups: Mapping[str, Mapping[str, float]], *, baseline: str =
     bar = 0.8 / max(1, len(solvers))
     for k, solver in enumerate(solvers):
         values = [speedups[w].get(solver, math.nan) for w in workloads]
-        ax.bar(x + (k - (len(solvers) - 1) / 2) * bar, values, bar, label=solver,
+        ax.bar(x + (k - (len(solvers) - 1) / 2) * bar, values, bar, label=text(solver),
                color=plt.cm.tab10(k % 10))
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(x, workloads, rotation=60, ha="right", fontsize=7)
+    ax.set_xticks(x, [text(w) for w in workloads], rotation=60, ha="right", fontsize=7)
     return _finish(fig, path, ax, ylabel=f"speedup over {baseline} (%)", grid="y")
 
 
@@ -171,6 +192,6 @@ def correlation_scatter(points: Mapping[str, tuple[Sequence[float], Sequence[flo
         rets, speed = np.asarray(rets, float), np.asarray(speed, float)
         spread = np.ptp(rets) if rets.size else 0.0
         x = (rets - rets.min()) / spread if spread > 0 else np.zeros_like(rets)
-        ax.scatter(x, speed, s=12, color=plt.cm.tab10(k % 10), label=workload, alpha=0.8)
+        ax.scatter(x, speed, s=12, color=plt.cm.tab10(k % 10), label=text(workload), alpha=0.8)
     return _finish(fig, path, ax, xlabel="return (scaled to [0, 1] per workload)",
                    ylabel="simulated speedup over all-slow (x)", legend=7)

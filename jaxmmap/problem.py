@@ -7,6 +7,7 @@ the validator all read the same `Problem` and `Solution`. File formats: `docs/fo
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import gzip
 import json
 import math
@@ -15,12 +16,18 @@ from typing import Any
 
 import numpy as np
 
+from jaxmmap.files import UserError, write_json
+
 PROBLEM_FORMAT = "jaxmmap.problem/2"
 #: Older problem formats still read: version 1 has no `live_out` column (no tensor is marked).
 OLD_PROBLEM_FORMATS = ("jaxmmap.problem/1",)
 SOLUTION_FORMAT = "jaxmmap.solution/1"
 MAX_TABLE_BUFFERS = 8
 MAX_BYTES = 2 ** 62  # sizes and memory_size stay far from int64 overflow
+#: The largest problem the game can play: its move counters and indices stay in int32, and the
+#: grids of a few games fit a machine's memory. Larger files are refused when read.
+MAX_BUFFERS = 1_000_000
+MAX_STEPS = 1_000_000
 
 ACTION_NAMES = ("copy", "nocopy", "drop")
 COPY, NOCOPY, DROP = 0, 1, 2
@@ -42,7 +49,7 @@ _BUFFER_FIELDS = {
 _SOLUTION_FIELDS = ("action", "offset", "alloc_start", "alloc_end", "copy_start", "copy_end")
 
 
-class ProblemError(ValueError):
+class ProblemError(UserError):
     """A problem or solution file (or object) breaks a rule of its format."""
 
 
@@ -180,26 +187,15 @@ def read_json(path: str | os.PathLike) -> Any:
         raise ProblemError(f"{path}: not a usable JSON document ({e})") from None
 
 
-def _write_json(path: str | os.PathLike, data: Any) -> None:
-    """Writes compact JSON; a `.gz` file is byte-for-byte reproducible (no name, no time)."""
-    path = os.fspath(path)
-    text = json.dumps(data, separators=(",", ":")).encode("utf-8")
-    with open(path, "wb") as raw:
-        if path.endswith(".gz"):
-            with gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
-                gz.write(text)
-        else:
-            raw.write(text)
-
-
 def load_problem(path: str | os.PathLike) -> Problem:
     """Reads and checks a problem file (`.json` or `.json.gz`). Raises `ProblemError`."""
     return _parse_problem(read_json(path), where=os.fspath(path))
 
 
 def save_problem(problem: Problem, path: str | os.PathLike) -> None:
+    """Writes a checked problem atomically (`.json.gz` is gzipped, byte-for-byte reproducible)."""
     check_problem(problem)
-    _write_json(path, problem.to_json())
+    write_json(path, problem.to_json())
 
 
 def load_solution(path: str | os.PathLike) -> Solution:
@@ -208,7 +204,8 @@ def load_solution(path: str | os.PathLike) -> Solution:
 
 
 def save_solution(solution: Solution, path: str | os.PathLike) -> None:
-    _write_json(path, solution.to_json())
+    """Writes a solution atomically."""
+    write_json(path, solution.to_json())
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -246,7 +243,19 @@ def _column(cols: dict, name: str, kind: str, n: int | None, prefix: str) -> np.
         raise ProblemError(f"{prefix}{name}: an entry is out of range") from None
 
 
-def _check_header(data: Any, kind: str, fmt: str, keys: tuple[str, ...], where: str) -> None:
+def _check_keys(obj: dict, known, prefix: str) -> None:
+    """Refuses a field the format does not define (a typo would otherwise be dropped silently)."""
+    unknown = [k for k in obj if k not in known]
+    if unknown:
+        k = unknown[0]
+        close = difflib.get_close_matches(str(k), list(known), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; the fields are {', '.join(known)}"
+        more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+        raise ProblemError(f"{prefix}{k}: unknown field{more}{hint} (free-form data goes in metadata)")
+
+
+def _check_header(data: Any, kind: str, fmt: str, keys: tuple[str, ...], where: str,
+                  optional: tuple[str, ...] = ()) -> None:
     if not isinstance(data, dict):
         _fail(where, f"a {kind} must be a JSON object")
     if data.get("format") != fmt:
@@ -254,6 +263,10 @@ def _check_header(data: Any, kind: str, fmt: str, keys: tuple[str, ...], where: 
     for key in keys:
         if key not in data:
             _fail(where, f"{key}: missing")
+    try:
+        _check_keys(data, ("format",) + keys + optional, "")
+    except ProblemError as e:
+        _fail(where, str(e))
 
 
 def _parse_problem(data: Any, where: str = "") -> Problem:
@@ -262,7 +275,8 @@ def _parse_problem(data: Any, where: str = "") -> Problem:
 
     version = data.get("format") if isinstance(data, dict) else None
     fmt = version if version in OLD_PROBLEM_FORMATS else PROBLEM_FORMAT
-    _check_header(data, "problem", fmt, ("name", "memory_size", "supply", "buffers"), where)
+    _check_header(data, "problem", fmt, ("name", "memory_size", "supply", "buffers"), where,
+                  ("latency_tables", "metadata"))
     if not isinstance(data["name"], str):
         fail("name: expected a string")
     mem = data["memory_size"]
@@ -273,7 +287,15 @@ def _parse_problem(data: Any, where: str = "") -> Problem:
     try:
         supply = _column({"supply": data["supply"]}, "supply", "float", None, "")
         cols = data["buffers"]
+        known = [k for k in _BUFFER_FIELDS if not (k == "live_out" and fmt in OLD_PROBLEM_FORMATS)]
+        _check_keys(cols, known, "buffers.")
         n = len(cols["size"]) if isinstance(cols.get("size"), list) else None
+        if n is not None and n > MAX_BUFFERS:
+            raise ProblemError(f"buffers: {n:,} buffers, more than the {MAX_BUFFERS:,} the game can"
+                               " play; split the program")
+        if len(supply) > MAX_STEPS:
+            raise ProblemError(f"supply: {len(supply):,} steps, more than the {MAX_STEPS:,} the game"
+                               " can play; split the program")
         arrays = {name: _column(cols, name, kind, n, "buffers.")
                   for name, (_, kind) in _BUFFER_FIELDS.items()
                   if not (name == "live_out" and fmt in OLD_PROBLEM_FORMATS)}
@@ -300,6 +322,7 @@ def _parse_tables(raw: Any) -> tuple[LatencyTable, ...]:
         p = f"latency_tables[{j}]."
         if not isinstance(t, dict):
             raise ProblemError(f"latency_tables[{j}]: expected an object")
+        _check_keys(t, ("step", "buffers", "latency"), p)
         step = t.get("step")
         if not isinstance(step, int) or isinstance(step, bool):
             raise ProblemError(f"{p}step: expected an integer, got {step!r}")
@@ -313,7 +336,8 @@ def _parse_solution(data: Any, where: str = "") -> Solution:
     def fail(msg):
         _fail(where, msg)
 
-    _check_header(data, "solution", SOLUTION_FORMAT, ("problem", "solver", "return", "buffers"), where)
+    _check_header(data, "solution", SOLUTION_FORMAT, ("problem", "solver", "return", "buffers"), where,
+                  ("rules", "metadata"))
     ret = data["return"]
     if not isinstance(ret, (int, float)) or isinstance(ret, bool) or not math.isfinite(ret):
         fail(f"return: expected a finite number, got {ret!r}")
@@ -327,6 +351,7 @@ def _parse_solution(data: Any, where: str = "") -> Solution:
     if not isinstance(cols, dict):
         fail("buffers: expected an object of columns")
     try:
+        _check_keys(cols, _SOLUTION_FIELDS, "buffers.")
         n = len(cols["action"]) if isinstance(cols.get("action"), list) else None
         arrays = {name: _column(cols, name, "action" if name == "action" else "int", n, "buffers.")
                   for name in _SOLUTION_FIELDS}
@@ -344,6 +369,9 @@ def check_problem(p: Problem) -> None:
     if not 0 < p.memory_size <= MAX_BYTES:
         raise ProblemError(f"memory_size: must be in [1, 2**62], got {p.memory_size}")
     T, N = p.num_steps, p.num_buffers
+    if N > MAX_BUFFERS or T > MAX_STEPS:
+        raise ProblemError(f"{N:,} buffers and {T:,} steps: the game plays at most {MAX_BUFFERS:,} of"
+                           f" each; split the program")
     if T == 0:
         raise ProblemError("supply: the program has no steps")
     bad = np.flatnonzero(~np.isfinite(p.supply) | (p.supply < 0))

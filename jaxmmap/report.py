@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import json
 import math
 import os
 from collections.abc import Sequence
 
 import numpy as np
 
+from jaxmmap.files import UserError, check_folder, md, read_jsonl, write_text
 from jaxmmap.problem import Problem, Solution, load_problem, load_solution
 from jaxmmap.simulator import correlation_of, latency
 
@@ -89,7 +89,7 @@ def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
         if os.path.exists(os.path.join(source, "traces.json")):
             comparison = Comparison.load(source)
             if not comparison.solutions:
-                raise ValueError(f"{source}: the comparison saved no solutions")
+                raise UserError(f"{source}: the comparison saved no solutions")
             for (instance, solver), solution in comparison.solutions.items():
                 problem = comparison.problems.get(instance) or _known_problem(instance, source)
                 entries.append(Entry(instance, _label(entries, instance, solver, source),
@@ -99,13 +99,13 @@ def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
         elif os.path.exists(os.path.join(source, "solution.json")):
             problem_path = os.path.join(source, "problem.json.gz")
             if not os.path.exists(problem_path):
-                raise ValueError(f"{source}: a training run without problem.json.gz")
+                raise UserError(f"{source}: a training run without problem.json.gz")
             problem = load_problem(problem_path)
             others = []
             improvements = os.path.join(source, "improvements.jsonl")
-            if os.path.exists(improvements):
-                with open(improvements) as f:
-                    others = [Solution.from_json(json.loads(line)["solution"]) for line in f if line.strip()]
+            if os.path.exists(improvements):  # (a torn last line of a killed run is skipped)
+                others = [Solution.from_json(row["solution"])
+                          for row in read_jsonl(improvements, repair=False)]
             # the agent's own best (train.py's solution.json may be the heuristic's, with prod)
             solution = max(others, key=lambda s: s.ret) if others else \
                 load_solution(os.path.join(source, "solution.json"))
@@ -114,28 +114,45 @@ def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
                            taken=solution.solver == BASELINE)
             entries.append(Entry(problem.name, label, problem, solution, others,
                                  read_metrics(source)))
+        elif not os.path.isdir(source):
+            raise UserError(f"{source}: no such folder; give folders written by jaxmmap compare -o"
+                            " or train.py --workdir")
         else:
-            raise ValueError(f"{source}: neither comparison results (traces.json) nor a training"
-                             " run (solution.json)")
+            raise UserError(f"{source}: neither comparison results (traces.json) nor a training"
+                            " run (solution.json); give folders written by jaxmmap compare -o or"
+                            " train.py --workdir")
     return entries, curves
 
 
-def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool = True) -> str:
-    """Writes the report (markdown) and its figures beside it; returns the markdown."""
+def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool = True,
+           allow_invalid: bool = False) -> str:
+    """Writes the report (markdown) and its figures beside it; returns the markdown. Every
+    solution is validated first: an invalid one is refused (`validator.SolutionRejected`), or
+    with `allow_invalid` reported with "(INVALID)" after its solver and left out of the
+    correlations."""
     from jaxmmap import plots
     from jaxmmap.compare import slug
 
+    if not sources:
+        raise UserError("give at least one folder to report on")
+    folder = os.path.dirname(os.path.abspath(output))
+    check_folder(folder, create=False)
     entries, curves = collect(sources)
     if not entries:
-        raise ValueError("nothing to report: no solutions in the sources")
-    folder = os.path.dirname(os.path.abspath(output))
-    os.makedirs(folder, exist_ok=True)
+        raise UserError("nothing to report: no solutions in the sources")
     workloads = list(dict.fromkeys(e.workload for e in entries))
+    valid = {}
+    for e in entries:  # before the baselines run: a refusal costs nothing
+        t = latency(e.problem, e.solution, allow_invalid=allow_invalid)
+        valid[id(e.solution)] = t.valid
+        if not t.valid:
+            e.solver += " (INVALID)"
     baseline_added = _add_baselines(entries, workloads)
+    check_folder(folder)
 
     rows = []  # per (workload, solver)
     for e in entries:
-        t = latency(e.problem, e.solution)
+        t = latency(e.problem, e.solution, allow_invalid=allow_invalid)
         rows.append({"workload": e.workload, "solver": e.solver, "return": e.solution.ret,
                      "latency": t.total, "stall": t.stalled, "all_slow": t.all_slow,
                      "vs_slow": speedup(t.all_slow, t.total)})
@@ -159,7 +176,7 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
     for s in solvers:
         v = np.array([r["vs_baseline"] for r in rows if r["solver"] == s])
         summary[s] = v
-        lines.append(f"| {s} | {_pct(v.mean())} | {_pct(v.max())} | {_pct(v.min())} | "
+        lines.append(f"| {md(s)} | {_pct(v.mean())} | {_pct(v.max())} | {_pct(v.min())} | "
                      f"{int(np.sum(v > 1e-9))}/{v.size} |")
     lines += ["", "## Best and worst workloads (the paper's Table 4)", "",
               "| solver | best workload | speedup (%) | worst workload | speedup (%) |",
@@ -168,7 +185,7 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
         mine = [r for r in rows if r["solver"] == s]
         hi = max(mine, key=lambda r: r["vs_baseline"])
         lo = min(mine, key=lambda r: r["vs_baseline"])
-        lines.append(f"| {s} | {hi['workload']} | {_pct(hi['vs_baseline'])} | {lo['workload']} | "
+        lines.append(f"| {md(s)} | {md(hi['workload'])} | {_pct(hi['vs_baseline'])} | {md(lo['workload'])} | "
                      f"{_pct(lo['vs_baseline'])} |")
 
     lines += ["", "## Per workload", "",
@@ -176,7 +193,7 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
               f"speedup over {BASELINE} (%) |", "|---|---|---:|---:|---:|---:|---:|"]
     for w in workloads:
         for r in sorted((r for r in rows if r["workload"] == w), key=lambda r: r["latency"]):
-            lines.append(f"| {w} | {r['solver']} | {r['return']:.6g} | {r['latency']:.6g} | "
+            lines.append(f"| {md(w)} | {md(r['solver'])} | {r['return']:.6g} | {r['latency']:.6g} | "
                          f"{r['stall']:.4g} | {_pct(r['vs_slow'])} | {_pct(r['vs_baseline'])} |")
 
     lines += ["", "## Return against simulated latency (the paper's Table 5)", "",
@@ -187,10 +204,12 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
     points = {}
     for w in workloads:
         mine = [e for e in entries if e.workload == w]
-        pool = _unique([e.solution for e in mine] + [s for e in mine for s in e.others])
-        points[w] = ([s.ret for s in pool], [latency(mine[0].problem, s).speedup for s in pool])
+        pool = _unique([e.solution for e in mine if valid.get(id(e.solution), True)]
+                       + [s for e in mine for s in e.others])
+        points[w] = ([s.ret for s in pool], [latency(mine[0].problem, s, allow_invalid=allow_invalid).speedup
+                                             for s in pool])
         c = correlation_of(*points[w])
-        lines.append(f"| {w} | {c['n']} | {_fmt(c['pearson'])} | {_fmt(c['spearman'])} |")
+        lines.append(f"| {md(w)} | {c['n']} | {_fmt(c['pearson'])} | {_fmt(c['spearman'])} |")
 
     figures = {"speedups.png": f"Speedup over the {BASELINE} per workload (Figure 10)",
                "correlation.png": "Return against simulated speedup (Figure 6)"}
@@ -206,7 +225,10 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
         name = f"curves-{k}.png" if len(curves) > 1 else "curves.png"
         if os.path.abspath(path) != os.path.join(folder, name):
             import shutil
-            shutil.copyfile(path, os.path.join(folder, name))
+            with open(path, "rb") as src:
+                from jaxmmap.files import atomic
+                with atomic(os.path.join(folder, name), "wb") as dst:
+                    shutil.copyfileobj(src, dst)
         figures[name] = "Solvers' best return over wall time (Figure 5)"
     if layouts:
         os.makedirs(os.path.join(folder, "layouts"), exist_ok=True)
@@ -219,14 +241,14 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
             shown.append(mine[BASELINE])
             name = os.path.join("layouts", f"{slug(w)}.png")
             fig = plots.layout(mine[BASELINE].problem, [e.solution for e in shown],
-                               labels=[e.solver for e in shown], path=os.path.join(folder, name))
+                               labels=[e.solver for e in shown], path=os.path.join(folder, name),
+                               allow_invalid=allow_invalid)
             plt.close(fig)
             figures[name] = f"{w}: memory layouts (Figures 1, 8)"
     lines += ["", "## Figures", ""]
-    lines += [f"![{caption}]({name})" for name, caption in figures.items()]
+    lines += [f"![{md(caption)}]({name})" for name, caption in figures.items()]
     text = "\n".join(lines) + "\n"
-    with open(output, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_text(output, text)
     return text
 
 
@@ -272,7 +294,7 @@ def _known_problem(name: str, source: str) -> Problem:
     try:
         return bundled(name)
     except FileNotFoundError:
-        raise ValueError(f"{source}: no saved problem for {name!r}, and no bundled one") from None
+        raise UserError(f"{source}: no saved problem for {name!r}, and no bundled one") from None
 
 
 def _unique(solutions: list[Solution]) -> list[Solution]:

@@ -13,8 +13,11 @@ import math
 
 import numpy as np
 
-from jaxmmap.problem import Problem, check_problem
+from jaxmmap.problem import Problem, ProblemError, check_problem
 
+#: The finest grid: a board row of 65,536 columns is 8 KiB, already 8 GiB for the grid of a
+#: 1,000,000-step program; finer grids only cost memory (`auto_columns` stops at 4,096).
+MAX_COLUMNS = 65_536
 TICK_BUDGET = 2 ** 29  # total supply in ticks; sums of it and a capped demand fit in int32
 
 
@@ -38,12 +41,13 @@ class Rules:
     output_nocopy: bool = True
 
     def __post_init__(self):
-        if self.columns < 1:
-            raise ValueError(f"columns must be >= 1, got {self.columns}")
+        if isinstance(self.columns, bool) or not isinstance(self.columns, (int, np.integer)) \
+                or not 1 <= self.columns <= MAX_COLUMNS:
+            raise ProblemError(f"columns must be a whole number in [1, {MAX_COLUMNS:,}], got {self.columns!r}")
         if self.nocopy_offset not in ("same", "lowest"):
-            raise ValueError(f"nocopy_offset must be 'same' or 'lowest', got {self.nocopy_offset!r}")
+            raise ProblemError(f"nocopy_offset must be 'same' or 'lowest', got {self.nocopy_offset!r}")
         if not self.infeasible_penalty >= 0:
-            raise ValueError("infeasible_penalty must be >= 0")
+            raise ProblemError("infeasible_penalty must be >= 0")
 
     def to_json(self) -> dict:
         return {"columns": self.columns, "nocopy_offset": self.nocopy_offset,

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from jaxmmap.problem import COPY, DROP, Problem, Solution
+from jaxmmap.validator import check_solution
 
 __all__ = ["Timeline", "correlation", "correlation_of", "latency", "step_latency"]
 
@@ -55,6 +56,7 @@ class Timeline:
       start, duration, stall: float64[T] each step's start, duration and the wait before it.
       drain: the wait after the last step for the copies still running.
       copy_start, copy_end: float64[N] when each buffer's copy ran (nan: no copy).
+      valid: whether the solution passed the validator (False only with `allow_invalid`).
     """
 
     total: float
@@ -65,6 +67,7 @@ class Timeline:
     drain: float
     copy_start: np.ndarray
     copy_end: np.ndarray
+    valid: bool = True
 
     @property
     def speedup(self) -> float:
@@ -96,11 +99,12 @@ def step_latency(problem: Problem) -> np.ndarray:
     return slow
 
 
-def latency(problem: Problem, solution: Solution) -> Timeline:
-    """Simulates `problem` under `solution` (a valid one: see `jaxmmap.validate`)."""
-    n, steps = problem.num_buffers, problem.num_steps
-    if solution.num_buffers != n:
-        raise ValueError(f"the solution has {solution.num_buffers} buffers, the problem {n}")
+def latency(problem: Problem, solution: Solution, *, allow_invalid: bool = False) -> Timeline:
+    """Simulates `problem` under `solution`, after validating it: an invalid solution raises
+    `validator.SolutionRejected` with its violations, unless `allow_invalid` (the timeline is then
+    marked `valid=False`; arrays that cannot be simulated are refused even then)."""
+    valid = check_solution(problem, solution, allow_invalid=allow_invalid).ok
+    steps = problem.num_steps
     slow = step_latency(problem)
     fast = np.asarray(solution.action) != DROP
     duration = slow - _savings(problem, fast)
@@ -144,7 +148,7 @@ def latency(problem: Problem, solution: Solution) -> Timeline:
     total = max(clock, engine.finish(None))
     return Timeline(total=float(total), all_slow=float(np.sum(slow)), start=start,
                     duration=duration, stall=stall, drain=float(total - clock),
-                    copy_start=engine.started, copy_end=engine.ended)
+                    copy_start=engine.started, copy_end=engine.ended, valid=valid)
 
 
 class _Engine:
@@ -226,13 +230,14 @@ def _savings(problem: Problem, fast: np.ndarray) -> np.ndarray:
     return saved
 
 
-def correlation(problem: Problem, solutions: Sequence[Solution]) -> dict[str, float]:
+def correlation(problem: Problem, solutions: Sequence[Solution], *, allow_invalid: bool = False
+                ) -> dict[str, float]:
     """How well the return predicts the simulated latency over `solutions` (the paper's Table 5
     and Figure 6): Pearson and Spearman correlations of the return with the speedup (both
     positive when the reward is a good proxy: a higher return, a faster program), over `n`
-    solutions; nan with fewer than 3 or no spread."""
+    solutions; nan with fewer than 3 or no spread. Every solution is validated (`latency`)."""
     return correlation_of([s.ret for s in solutions],
-                          [latency(problem, s).speedup for s in solutions])
+                          [latency(problem, s, allow_invalid=allow_invalid).speedup for s in solutions])
 
 
 def correlation_of(returns: Sequence[float], speedups: Sequence[float]) -> dict[str, float]:

@@ -75,7 +75,7 @@ import math
 
 import numpy as np
 
-from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
+from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution, UserError
 
 __all__ = ["MAX_LISTED", "Report", "Violation", "validate"]
 
@@ -180,6 +180,50 @@ def validate(problem: Problem, solution: Solution, *, rtol: float = 1e-5,
                              f"declared return {declared:.10g} differs from the recomputed "
                              f"{recomputed:.10g}"))
     return Report(tuple(out), recomputed)
+
+
+#: Violations after which a solution's arrays cannot be simulated or drawn at all (with step
+#: times outside the program, also refused even with `allow_invalid`).
+UNUSABLE = frozenset({"length", "action"})
+SHOWN = 10  # violations listed in a `SolutionRejected` message
+
+
+class SolutionRejected(UserError):
+    """A solution that `validate` rejects, given where a valid one is required (every number the
+    package reports about a solution comes from a valid one). `report` holds every violation."""
+
+    def __init__(self, what: str, report: Report, *, hint: str = ""):
+        self.report = report
+        listed = [f"  {v}" for v in report.violations[:SHOWN]]
+        if len(report.violations) > SHOWN:
+            listed.append(f"  ... and {len(report.violations) - SHOWN} more (jaxmmap validate lists"
+                          " them all)")
+        n = len(report.violations)
+        super().__init__(f"{what} is not a valid solution ({n} violation{'s' * (n != 1)}){hint}:\n"
+                         + "\n".join(listed))
+
+
+def check_solution(problem: Problem, solution: Solution, *, what: str = "the solution",
+                   allow_invalid: bool = False) -> Report:
+    """Validates `solution` before anything is reported about it. Raises `SolutionRejected`
+    listing the violations, unless `allow_invalid` (the caller then marks its output invalid);
+    even then a solution whose arrays are unusable (`UNUSABLE`) is refused. A NoCopy that moves
+    data is accepted when the solution was made under the paper's "lowest" NoCopy rule, the
+    rules it declares (the one relaxation a solution's own rules select; `validate` itself never
+    relaxes a check on a solution's word)."""
+    lowest = isinstance(solution.rules, dict) and solution.rules.get("nocopy_offset") == "lowest"
+    report = validate(problem, solution, allow_nocopy_move=lowest)
+    if report.ok:
+        return report
+    if not allow_invalid:
+        raise SolutionRejected(what, report, hint="; to see its figures anyway, pass --show-invalid")
+    steps = problem.num_steps
+    if report.rules() & UNUSABLE or any(
+            np.any((np.asarray(getattr(solution, k)) < -1) | (np.asarray(getattr(solution, k)) >= steps))
+            for k in ("alloc_start", "alloc_end", "copy_start", "copy_end")):
+        raise SolutionRejected(what, report, hint="; it cannot be simulated or drawn at all (its"
+                               " arrays have the wrong length, or steps outside the program)")
+    return report
 
 
 # ----------------------------------------------------------------------------- internals

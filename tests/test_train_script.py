@@ -1,5 +1,6 @@
-"""train.py end to end: a short run writes a validated solution, logs and checkpoints, and a second
-run on the same workdir resumes from the checkpoint instead of starting over."""
+"""train.py end to end: a run writes a validated solution, logs and checkpoints; killed, it keeps
+its best solution, and a second run on the same workdir resumes from the newest intact checkpoint
+instead of starting over. Mistakes are one `error:` line."""
 
 from __future__ import annotations
 
@@ -7,8 +8,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 
-from jaxmmap import bundled, load_solution, validate
+import pytest
+
+from jaxmmap import Rules, bundled, load_solution, validate
+from jaxmmap.files import read_jsonl
+from jaxmmap.rules import auto_columns
+from jaxmmap.solvers.heuristic import heuristic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL = ["--config.agent.games=8", "--config.agent.replay_size=256", "--config.agent.td_steps=10",
@@ -18,31 +25,82 @@ SMALL = ["--config.agent.games=8", "--config.agent.replay_size=256", "--config.a
          "--config.agent.network.grid_channels=(4,)", "--config.agent.network.torso=(32,)",
          "--config.agent.network.embedding=16", "--config.agent.network.dynamics=(32,)",
          "--config.budget_s=600"]
+ENV = {**os.environ, "JAXMMAP_COMPILATION_CACHE": "off"}
 
 
-def _train(workdir, steps):
-    run = subprocess.run([sys.executable, "train.py", "--config", "configs/quickstart.py",
-                          f"--workdir={workdir}", f"--config.training_steps={steps}", *SMALL],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+def _command(workdir, steps, *extra):
+    return [sys.executable, "train.py", "--config", "configs/quickstart.py", f"--workdir={workdir}",
+            f"--config.training_steps={steps}", *SMALL, *extra]
+
+
+def _train(workdir, steps, *extra):
+    run = subprocess.run(_command(workdir, steps, *extra), cwd=ROOT, capture_output=True, text=True,
+                         timeout=600, env=ENV)
     assert run.returncode == 0, run.stderr[-3000:]
-    return run.stdout
+    return run
 
 
-def test_train_writes_a_valid_solution_and_resumes(tmp_path):
+def _steps(workdir) -> list[int]:
+    folder = workdir / "checkpoints"
+    return sorted(int(n) for n in os.listdir(folder) if n.isdigit()) if folder.exists() else []
+
+
+def test_train_survives_a_kill_a_corrupt_checkpoint_and_a_torn_line(tmp_path):
+    """A run killed at a random moment keeps a valid solution.json at least as good as the
+    heuristic's (prod runs the heuristic first); the next run falls back from a corrupt latest
+    checkpoint, repairs a torn metrics line, continues, and solution.json never gets worse."""
     workdir = tmp_path / "run"
-    out = _train(workdir, 160)  # a game of the bundled instance takes at least 127 moves
-    assert "agent (expert) best return" in out and "prod" in out
-    summary = json.loads((workdir / "summary.json").read_text())
-    assert summary["iterations"] == 160
-    solution = load_solution(str(workdir / "solution.json"))
+    proc = subprocess.Popen(_command(workdir, 100_000, "--config.checkpoint_every=1"), cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        deadline = time.monotonic() + 500
+        while len(_steps(workdir)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.poll() is None, proc.stderr.read()[-3000:]
+        assert len(_steps(workdir)) >= 2, "no checkpoint within the time limit"
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stderr.close()
     problem = bundled("tiny")
+    first = load_solution(str(workdir / "solution.json"))
+    assert validate(problem, first).ok
+    heuristic_return = heuristic(problem, 60.0, 0, rules=Rules(columns=auto_columns(problem))).solution.ret
+    assert first.ret >= heuristic_return
+
+    latest = _steps(workdir)[-1]
+    files = [os.path.join(d, f) for d, _, fs in os.walk(workdir / "checkpoints" / str(latest)) for f in fs]
+    big = max(files, key=os.path.getsize)
+    with open(big, "r+b") as f:
+        f.truncate(os.path.getsize(big) // 2)
+    with open(workdir / "metrics.jsonl", "a") as f:
+        f.write('{"iteration": 999, "episo')  # a kill in the middle of a line
+
+    run = _train(workdir, latest + 20)
+    assert f"warning: checkpoint {latest}" in run.stderr
+    assert "agent (expert) best return" in run.stdout and "prod" in run.stdout
+    summary = json.loads((workdir / "summary.json").read_text())
+    assert summary["iterations"] == latest + 20
+    solution = load_solution(str(workdir / "solution.json"))
     assert validate(problem, solution).ok
-    assert summary["agent_return"] is not None  # the expert mode plays whole games
-    assert solution.ret == max(summary["agent_return"], summary["heuristic_return"])
-    assert len((workdir / "metrics.csv").read_text().splitlines()) == 1 + 16
+    assert solution.ret >= max(first.ret, summary["agent_return"], summary["heuristic_return"])
+    rows = read_jsonl(workdir / "metrics.jsonl", repair=False)
+    assert [r["iteration"] for r in rows] == list(range(10, latest + 21, 10))
+    assert len((workdir / "metrics.csv").read_text().splitlines()) == 1 + len(rows)
+    assert "NaN" not in (workdir / "metrics.jsonl").read_text()
     assert any(name.startswith("events") for name in os.listdir(workdir / "tensorboard"))
 
-    _train(workdir, 170)  # resumes at 160: one more chunk
-    rows = [json.loads(line) for line in (workdir / "metrics.jsonl").read_text().splitlines()]
-    assert [r["iteration"] for r in rows] == list(range(10, 171, 10))
-    assert json.loads((workdir / "summary.json").read_text())["iterations"] == 170
+
+@pytest.mark.parametrize("case", ["missing_problem", "workdir_is_a_file", "unknown_field"])
+def test_a_train_mistake_is_one_error_line_and_writes_nothing(tmp_path, case):
+    workdir = tmp_path / "run"
+    extra = {"missing_problem": [f"--config.problem={tmp_path / 'missing.json'}"],
+             "workdir_is_a_file": [], "unknown_field": ["--config.agent.bogus=1"]}[case]
+    if case == "workdir_is_a_file":
+        workdir.write_text("")
+    run = subprocess.run(_command(workdir, 10, *extra), cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, env=ENV)
+    assert run.returncode in (1, 2)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), run.stderr[-2000:]
+    assert workdir.is_file() if case == "workdir_is_a_file" else not workdir.exists()

@@ -10,19 +10,29 @@ wall-clock budget, whichever comes first. With a `workdir` it writes
 * orbax checkpoints of the whole `TrainState` (`checkpoints/`) every `checkpoint_every` chunks
   and at the end; a new `fit` on the same workdir resumes from the latest one and continues the
   same run bit for bit (the chunks are deterministic; rows logged after the checkpoint are
-  dropped);
-* `solution.json`: the best game so far, checked by the independent validator;
-  `improvements.jsonl`: every improvement of it (iteration, seconds, solution), and
-  `problem.json.gz`: the problem, so that `jaxmmap report WORKDIR` needs nothing else.
+  dropped). A checkpoint that cannot be read is moved to `checkpoints.corrupt/` and the newest
+  intact one is used (with a warning on stderr);
+* `solution.json`: the best game so far, checked by the independent validator. It only ever
+  improves: it is replaced (atomically) only by a better valid solution of the same problem;
+  `improvements.jsonl`: every improvement of the agent's (iteration, seconds, solution);
+* `problem.json.gz`: the problem, so that `jaxmmap report WORKDIR` needs nothing else, and
+  `run.json`: what makes the run (problem, config, rules, seed, padding); resuming with other
+  settings is refused, since the checkpoints belong to that run.
+
+A kill at any moment leaves every file whole (`files.py`; a torn last line of a JSON-lines file
+is repaired on resume). `docs/promises.md` lists these promises.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import json
 import math
 import os
+import shutil
+import sys
 import time
 
 import jax
@@ -30,9 +40,19 @@ import numpy as np
 
 from jaxmmap.agent import expert, train
 from jaxmmap.agent.config import AgentConfig
+from jaxmmap.files import (
+    UserError,
+    append_jsonl,
+    atomic,
+    check_folder,
+    dumps,
+    read_jsonl,
+    write_json,
+    write_text,
+)
 from jaxmmap.instance import make_instance
 from jaxmmap.play import to_solution
-from jaxmmap.problem import Problem, Solution, save_problem, save_solution
+from jaxmmap.problem import Problem, ProblemError, Solution, load_solution, read_json, save_problem, save_solution
 from jaxmmap.rules import Rules
 from jaxmmap.solvers.base import Anytime, NoGameError, Result
 
@@ -73,7 +93,8 @@ def summarize(metrics: dict) -> dict:
 
 class _Logs:
     """metrics.csv, metrics.jsonl and TensorBoard events, resumable at an iteration (rows logged
-    after it are dropped)."""
+    after it are dropped, from TensorBoard too). NaN (no game won in a chunk) is written as null,
+    and read back as NaN."""
 
     def __init__(self, workdir: str | None, resume_at: int):
         self.workdir, self.rows, self.tb = workdir, [], None
@@ -81,19 +102,19 @@ class _Logs:
             return
         self.jsonl = os.path.join(workdir, "metrics.jsonl")
         self.csv = os.path.join(workdir, "metrics.csv")
-        if os.path.exists(self.jsonl):
-            with open(self.jsonl) as f:
-                self.rows = [r for r in map(json.loads, f) if r["iteration"] <= resume_at]
-        with open(self.jsonl, "w") as f:
-            f.writelines(json.dumps(r) + "\n" for r in self.rows)
-        with open(self.csv, "w", newline="") as f:
+        self.rows = [{k: math.nan if v is None else v for k, v in r.items()}
+                     for r in read_jsonl(self.jsonl) if r["iteration"] <= resume_at]
+        write_text(self.jsonl, "".join(dumps(_nulls(r)) + "\n" for r in self.rows))
+        with atomic(self.csv) as f:
             if self.rows:
                 writer = csv.DictWriter(f, fieldnames=list(self.rows[0]))
                 writer.writeheader()
                 writer.writerows(self.rows)
         try:
             from tensorboardX import SummaryWriter
-            self.tb = SummaryWriter(os.path.join(workdir, "tensorboard"))
+            # events of steps after the checkpoint (a killed run's) are purged
+            self.tb = SummaryWriter(os.path.join(workdir, "tensorboard"),
+                                    purge_step=resume_at + 1 if resume_at else None)
         except ImportError:  # TensorBoard events are optional
             self.tb = None
 
@@ -101,8 +122,7 @@ class _Logs:
         self.rows.append(row)
         if self.workdir is None:
             return
-        with open(self.jsonl, "a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_jsonl(self.jsonl, row)
         with open(self.csv, "a", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=list(row))
             if len(self.rows) == 1:
@@ -119,11 +139,110 @@ class _Logs:
             self.tb.close()
 
 
+def _nulls(row: dict) -> dict:
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()}
+
+
 def _checkpoints(workdir: str):
     import orbax.checkpoint as ocp
 
     return ocp.CheckpointManager(os.path.abspath(os.path.join(workdir, "checkpoints")),
                                  options=ocp.CheckpointManagerOptions(max_to_keep=2))
+
+
+def _restore(workdir: str, state):
+    """(manager, state, step): the newest checkpoint that can be read, restored into `state`'s
+    shapes (step None: none, `state` unchanged). One that cannot be read is moved to
+    checkpoints.corrupt/STEP, with a warning, and the next older one is tried."""
+    import orbax.checkpoint as ocp
+
+    root = os.path.join(workdir, "checkpoints")
+    abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, state)
+    while True:
+        try:
+            manager = _checkpoints(workdir)
+            steps = sorted(manager.all_steps(), reverse=True)
+        except Exception as e:  # noqa: BLE001 - a broken checkpoint folder
+            steps, manager, failure = _step_folders(root), None, e
+        else:
+            if not steps:
+                return manager, state, None
+            try:
+                return manager, manager.restore(steps[0], args=ocp.args.StandardRestore(abstract)), steps[0]
+            except Exception as e:  # noqa: BLE001 - any unreadable file of the checkpoint
+                manager.close()
+                failure = e
+        if not steps:
+            raise UserError(f"{root}: cannot read the checkpoints ({type(failure).__name__}: "
+                            f"{_first_line(failure)}); move the folder away to start afresh")
+        aside = os.path.join(workdir, "checkpoints.corrupt", str(steps[0]))
+        if os.path.exists(aside):
+            shutil.rmtree(aside)
+        os.makedirs(os.path.dirname(aside), exist_ok=True)
+        os.replace(os.path.join(root, str(steps[0])), aside)
+        print(f"warning: checkpoint {steps[0]} of {workdir} cannot be read ({type(failure).__name__}:"
+              f" {_first_line(failure)}); moved to {aside}; "
+              + (f"resuming from checkpoint {steps[1]}" if len(steps) > 1 else "starting afresh"),
+              file=sys.stderr, flush=True)
+
+
+def _step_folders(root: str) -> list[int]:
+    return sorted((int(n) for n in os.listdir(root) if n.isdigit()), reverse=True) \
+        if os.path.isdir(root) else []
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:200] if text else "no message"
+
+
+def _same_run(workdir: str, identity: dict) -> None:
+    """Writes run.json, or checks that a resumed workdir is the same run (its checkpoints and
+    logs belong to that run); raises `UserError` naming the first difference."""
+    path = os.path.join(workdir, "run.json")
+    identity = json.loads(dumps(identity, default=str))
+    if os.path.exists(path):
+        try:
+            old = read_json(path)
+        except ProblemError:
+            old = None  # a torn file cannot be (atomic writes); rewrite it
+        if isinstance(old, dict) and old != identity:
+            key = next(k for k in list(identity) + list(old) if old.get(k) != identity.get(k))
+            what = f"{key} {_short(old.get(key))}, now {_short(identity.get(key))}"
+            raise UserError(f"{workdir} holds another run ({what}); resume with the same settings"
+                            " or give a new --workdir")
+        if old == identity:
+            return
+    write_json(path, identity, indent=1)
+
+
+def _short(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def keep_best(path: str, solution: Solution, problem: Problem) -> Solution:
+    """Writes `solution` to `path` (atomically) unless the file already holds a valid solution of
+    `problem` that is at least as good; returns the solution the file holds afterwards. So a
+    file that long runs rewrite only ever improves, across kills and resumes."""
+    from jaxmmap.validator import check_solution
+
+    if os.path.exists(path):
+        try:
+            old = load_solution(path)
+            check_solution(problem, old)
+        except UserError:
+            old = None  # not a valid solution of this problem: replace it
+        if old is not None and old.ret >= solution.ret:
+            return old
+    save_solution(solution, path)
+    return solution
+
+
+def _identity(problem: Problem, config: AgentConfig, rules: Rules, seed: int, padding) -> dict:
+    digest = hashlib.sha256(dumps(problem.to_json(), sort_keys=True).encode()).hexdigest()[:16]
+    return {"problem": problem.name, "problem_sha256": digest, "seed": seed,
+            "rules": rules.to_json(), "padding": padding, "config": dataclasses.asdict(config)}
 
 
 def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules = Rules(),
@@ -160,14 +279,10 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
             state, instance, config=config, support=support, progress=progress)
     manager = None
     if workdir is not None:
-        os.makedirs(workdir, exist_ok=True)
+        check_folder(workdir)
+        _same_run(workdir, _identity(problem, config, rules, seed, padding))
         save_problem(problem, os.path.join(workdir, "problem.json.gz"))
-        manager = _checkpoints(workdir)
-        if manager.latest_step() is not None:
-            import orbax.checkpoint as ocp
-
-            abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, state)
-            state = manager.restore(manager.latest_step(), args=ocp.args.StandardRestore(abstract))
+        manager, state, _ = _restore(workdir, state)
     iteration = int(state.moves) // (1 if config.mode == "expert" else config.moves_per_update)
     logs = _Logs(workdir, iteration)
     bar = None
@@ -175,8 +290,16 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         from tqdm import tqdm
         bar = tqdm(total=max_iterations, initial=iteration, unit="it", dynamic_ncols=True)
     best, best_return, chunks = None, -math.inf, 0
-    if demonstration is not None and iteration == 0:  # only the agent's own games are its best
+    if demonstration is not None or iteration > 0:
+        # Only the agent's own games are its best (not the demonstration's), and a resumed run
+        # goes on from its checkpoint's best (its improvements up to there are logged).
         best_return = float(_best_return(state))
+    if workdir is not None:
+        improvements = os.path.join(workdir, "improvements.jsonl")
+        kept = [r for r in read_jsonl(improvements) if r["iteration"] <= iteration]
+        write_text(improvements, "".join(dumps(r) + "\n" for r in kept))
+        if kept and iteration > 0:
+            best = Solution.from_json(kept[-1]["solution"])
     episodes = sum(r["finished"] for r in logs.rows)
     moves = 0
     try:
@@ -204,10 +327,9 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
                     raise AssertionError(f"the agent's best game is invalid:\n{report}")
                 clock.offer(best)
                 if workdir is not None:
-                    save_solution(best, os.path.join(workdir, "solution.json"))
-                    with open(os.path.join(workdir, "improvements.jsonl"), "a") as f:
-                        f.write(json.dumps({"iteration": iteration, "seconds": seconds,
-                                            "solution": best.to_json()}) + "\n")
+                    keep_best(os.path.join(workdir, "solution.json"), best, problem)
+                    append_jsonl(improvements, {"iteration": iteration, "seconds": seconds,
+                                                "solution": best.to_json()})
             if manager is not None and chunks % checkpoint_every == 0:
                 _save(manager, iteration, state)
             if bar is not None:
@@ -301,6 +423,12 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
                 solution = dataclasses.replace(agent.solution, solver="muzero-prod")
     return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start,
                   info={"heuristic": base.solution.ret, "agent": agent_ret})
+
+
+# The options `solve` accepts besides keyword arguments: AgentConfig's fields (prod passes
+# muzero's keyword arguments on too).
+muzero.config_fields = tuple(f.name for f in dataclasses.fields(AgentConfig))
+prod.config_fields = ("max_iterations", "padding", "demonstration", "progress") + muzero.config_fields
 
 
 def agent_config(**fields) -> AgentConfig:

@@ -163,7 +163,7 @@ def play(params, key: jax.Array, instance: Instance, *, games: int = 16,
     on): the most visited action, or one sampled from the search's action weights with
     `sample`. Returns the batch of final states (with the instance, unbatched)."""
     n = instance.width.shape[0]
-    limit = n * (n + 1) if max_moves is None else max_moves
+    limit = game.move_limit(n) if max_moves is None else max_moves
     start = jax.vmap(lambda _: game.init(instance, backup=True).replace(instance=None))(
         jnp.arange(games))
 

@@ -12,7 +12,10 @@ it. The solvers that need heavier libraries (OR-Tools, evosax) are imported on f
 from __future__ import annotations
 
 import importlib
+import inspect
+import math
 
+from jaxmmap.files import UserError
 from jaxmmap.problem import Problem
 from jaxmmap.rules import Rules
 from jaxmmap.solvers.base import Anytime, Refused, Result
@@ -28,10 +31,13 @@ def _lazy(module: str, name: str):
     called."""
     module = module if "." in module else f"jaxmmap.solvers.{module}"
 
-    def run(problem, budget_s, seed, **options):
-        fn = getattr(importlib.import_module(module), name)
-        return fn(problem, budget_s, seed, **options)
+    def load():
+        return getattr(importlib.import_module(module), name)
 
+    def run(problem, budget_s, seed, **options):
+        return load()(problem, budget_s, seed, **options)
+
+    run.load = load
     run.__name__ = run.__qualname__ = name
     run.__doc__ = f"`{module}.{name}` (imported on first use)."
     return run
@@ -51,18 +57,43 @@ SOLVERS = {
     "exhaustive": exhaustive,
 }
 
-__all__ = ["SOLVERS", "Anytime", "InvalidSolution", "Refused", "Result", "solve"]
+__all__ = ["SOLVERS", "Anytime", "InvalidSolution", "Refused", "Result", "check_options", "solve"]
 
 
 class InvalidSolution(AssertionError):
     """A solver returned a solution the validator rejects (a bug in that solver)."""
 
 
+def solver_options(solver: str) -> list[str]:
+    """The keyword options the solver `solver` takes (besides `rules`): its keyword arguments,
+    and the fields of its config where it takes `**options` (`fn.config_fields`)."""
+    fn = SOLVERS[solver]
+    fn = fn.load() if hasattr(fn, "load") else fn
+    params = inspect.signature(fn).parameters.values()
+    return [p.name for p in params if p.kind == p.KEYWORD_ONLY and p.name != "rules"] + \
+        list(getattr(fn, "config_fields", ()))
+
+
+def check_options(solver: str, options: dict, budget_s: float) -> None:
+    """Raises `UserError` for an unknown solver, an option it does not take, or a budget that is
+    not a positive finite number of seconds (a budget must bound the time spent)."""
+    if solver not in SOLVERS:
+        raise UserError(f"unknown solver {solver!r}; choose one of: {', '.join(SOLVERS)}")
+    known = solver_options(solver)
+    for key in options:
+        if key not in known:
+            raise UserError(f"the solver {solver} has no option {key!r}; its options are: "
+                            f"{', '.join(known) or 'none'}")
+    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) \
+            or not math.isfinite(budget_s) or budget_s <= 0:
+        raise UserError(f"the budget must be a positive, finite number of seconds, got {budget_s!r}")
+
+
 def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 0,
           rules: Rules = Rules(), **options) -> Result:
-    """Runs the solver `solver` under a wall-clock budget; its solution is validated."""
-    if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; solvers: {', '.join(SOLVERS)}")
+    """Runs the solver `solver` under a wall-clock budget; its solution is validated. An unknown
+    solver or option, or a budget that is not positive and finite, raises `UserError`."""
+    check_options(solver, options, budget_s)
     result = SOLVERS[solver](problem, budget_s, seed, rules=rules, **options)
     report = validate(problem, result.solution, allow_nocopy_move=rules.nocopy_offset == "lowest")
     if not report.ok:

@@ -217,7 +217,7 @@ def _recorded_rollout(instance: Instance, ctx: policy.Context, key: jax.Array, k
     [moves, F] array made the rollout of a 1189-buffer game three times slower on the CPU."""
     n = instance.width.shape[0]
     r, f = positions.shape[0], policy.NUM_FEATURES
-    limit = n * (n + 1)
+    limit = game.move_limit(n)
     temp = jnp.exp(log_temp)
 
     def cond(carry):
@@ -546,3 +546,6 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     return clock.result(generations=generations, games=generations * cfg.games,
                         traces=TRACES[cfg] - traces, improvements_by=dict(sources),
                         learner_updates=int(search.learner.updates), **figures)
+
+
+egrl.config_fields = tuple(f.name for f in dataclasses.fields(Config))  # the options `solve` accepts

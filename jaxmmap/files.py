@@ -1,0 +1,164 @@
+"""Files the package writes: whole or not at all, strict JSON, and one error type for mistakes.
+
+Every file is written to a temporary name in its folder and then renamed over the target
+(`os.replace`, atomic on POSIX and Windows), so a kill leaves the old file or the new one, never
+a torn one. JSON is strict: NaN and Infinity are refused (`write_json`) or written as null
+(`append_jsonl`, for metrics), since they are not JSON. `read_jsonl` tolerates and repairs a
+torn last line, the one trace a kill during an append can leave. Promises: `docs/promises.md`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+
+class UserError(ValueError):
+    """A mistake of the user's (a bad file, argument or folder); the command line prints it as
+    one `error:` line."""
+
+
+def check_output(path: str | os.PathLike) -> str:
+    """The path, if a file can be written there: its folder exists, is a folder and is writable.
+    Raises `UserError` naming the fix otherwise (before any work is done)."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UserError(f"{path}: is a folder; give a file name")
+    if not os.path.isdir(folder):
+        what = "is a file" if os.path.exists(folder) else "does not exist"
+        raise UserError(f"cannot write {path}: the folder {folder} {what}; create it first")
+    if not os.access(folder, os.W_OK):
+        raise UserError(f"cannot write {path}: the folder {folder} is not writable")
+    return path
+
+
+def check_folder(path: str | os.PathLike, *, create: bool = True) -> str:
+    """Creates the output folder `path` (and its parents) or raises `UserError` saying why not.
+    With `create=False` it only checks that it could (to refuse before any work is done)."""
+    path = os.fspath(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UserError(f"{path}: is a file, not a folder; give a folder name")
+    if not create:
+        existing = os.path.abspath(path)
+        while not os.path.exists(existing):
+            existing = os.path.dirname(existing)
+        if not os.path.isdir(existing):
+            raise UserError(f"cannot create the folder {path}: {existing} is a file")
+        if not os.access(existing, os.W_OK):
+            raise UserError(f"cannot write to the folder {existing}")
+        return path
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot create the folder {path} ({e.strerror})") from None
+    if not os.access(path, os.W_OK):
+        raise UserError(f"the folder {path} is not writable")
+    return path
+
+
+@contextlib.contextmanager
+def atomic(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
+    """Opens a temporary file beside `path`; on success it is flushed, synced and renamed over
+    `path`; on an exception it is removed and `path` is untouched."""
+    path = check_output(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                               dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    with atomic(path) as f:
+        f.write(text)
+
+
+def dumps(data: Any, **kwargs) -> str:
+    """Strict JSON: raises `ValueError` on NaN or Infinity."""
+    return json.dumps(data, allow_nan=False, **kwargs)
+
+
+def write_json(path: str | os.PathLike, data: Any, *, indent: int | None = None) -> None:
+    """Strict JSON, atomically; a `.gz` path is gzipped reproducibly (no name, no time stamp)."""
+    path = os.fspath(path)
+    text = dumps(data, indent=indent, separators=None if indent else (",", ":")).encode("utf-8")
+    with atomic(path, "wb") as raw:
+        if path.endswith(".gz"):
+            with gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
+                gz.write(text)
+        else:
+            raw.write(text)
+
+
+def finite(data: Any) -> Any:
+    """`data` with every non-finite float replaced by None (JSON's null)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite(v) for v in data]
+    return data
+
+
+def append_jsonl(path: str | os.PathLike, row: dict) -> None:
+    """Appends one line; non-finite numbers become null. A line is written by one `write`."""
+    line = dumps(finite(row)) + "\n"
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line)
+        f.flush()
+
+
+def read_jsonl(path: str | os.PathLike, *, repair: bool = True) -> list[dict]:
+    """The rows of a JSON-lines file. A torn last line (a kill during an append) is dropped and,
+    with `repair`, cut from the file. A bad line elsewhere raises `UserError` naming it."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        return []
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    rows, good = [], 0
+    for k, line in enumerate(lines):
+        if not line.strip():
+            good += len(line) + 1
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            if any(rest.strip() for rest in lines[k + 1:]):
+                raise UserError(f"{path}: line {k + 1} is not JSON; fix or remove it") from None
+            if repair:  # a torn tail: keep the whole lines only
+                with atomic(path, "wb") as out:
+                    out.write(data[:good])
+            return rows
+        good += len(line) + 1
+    return rows
+
+
+def printable(text: str) -> str:
+    """`text` with control and format characters (newlines, escapes, bidi overrides) shown as
+    `\\uXXXX`, so that a name can never break a table row or a terminal line."""
+    import unicodedata
+
+    return "".join(c if unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp") else f"\\u{ord(c):04x}"
+                   for c in str(text))
+
+
+def md(text: str) -> str:
+    """`text` for a markdown table cell or heading: printable, with `|` escaped."""
+    return printable(text).replace("|", "\\|")
