@@ -63,6 +63,15 @@ def check_folder(path: str | os.PathLike, *, create: bool = True) -> str:
     return path
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_MODE = 0o666 & ~_umask()  # what open() would give a new file (mkstemp gives 0o600)
+
+
 @contextlib.contextmanager
 def atomic(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
     """Opens a temporary file beside `path`; on success it is flushed, synced and renamed over
@@ -75,6 +84,7 @@ def atomic(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
             yield f
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, _MODE)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -50,15 +50,19 @@ Everything is drawn from `np.random.default_rng(seed)`; the same arguments give 
 
 from __future__ import annotations
 
-import gzip
 import importlib.resources
-import json
 import os
-import tempfile
 
 import numpy as np
 
-from jaxmmap.problem import MAX_TABLE_BUFFERS, LatencyTable, Problem, ProblemError, check_problem, load_problem
+from jaxmmap.problem import (
+    MAX_TABLE_BUFFERS,
+    LatencyTable,
+    Problem,
+    ProblemError,
+    load_problem,
+    save_problem,
+)
 
 __all__ = ["generate", "bundled", "make_bundled", "BUNDLED_OPTIONS"]
 
@@ -396,20 +400,7 @@ def make_bundled(name: str = "tiny", directory: str | os.PathLike | None = None)
     directory = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data") \
         if directory is None else os.fspath(directory)
     path = os.path.join(directory, f"{name}.json.gz")
-    check_problem(problem)
-    data = problem.to_json()
-    # The same bytes as `save_problem`, but reproducible (gzip's time stamp is 0) and atomic.
-    fd, tmp = tempfile.mkstemp(suffix=".json.gz", dir=directory)
-    os.close(fd)
-    try:
-        with open(tmp, "wb") as raw_f:
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw_f, mtime=0) as f:
-                f.write(json.dumps(data, separators=(",", ":")).encode("utf-8"))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    save_problem(problem, path)  # checked, atomic, reproducible bytes (gzip time stamp 0)
     return path
 
 
