@@ -7,7 +7,8 @@ The game:           Rules, make_instance, init, step, legal_action_mask, State, 
 Playing:            play, rollout, to_solution, random_policy, greedy_policy
 Instances:          generate (random programs), bundled (instances shipped with the package),
                     from_jax / from_hlo_text (real programs), benchmarks (the bundled suite)
-Results:            latency (the simulated run of a solution: Timeline), plots, report
+Results:            latency (the simulated run of a solution: Timeline), plots, report,
+                    place (a solution's decisions placed physically, grown: never worse)
 The specification:  ReferenceGame (plain NumPy), docs/game.md
 """
 
@@ -35,6 +36,7 @@ from jaxmmap.problem import (
 from jaxmmap.reference import ReferenceGame
 from jaxmmap.rules import Rules
 from jaxmmap.simulator import Timeline, latency
+from jaxmmap.solvers.placer import place
 from jaxmmap.validator import Report, SolutionRejected, Violation, check_solution, validate
 
 __version__ = "0.1.0"
@@ -46,5 +48,5 @@ __all__ = [
     "latency", "legal_action_mask", "load_problem", "load_solution", "make_instance", "play",
     "random_policy", "rollout", "save_problem", "save_solution", "step", "to_solution",
     "validate", "from_jax", "from_hlo_text", "benchmarks", "importer", "solvers",
-    "SolutionRejected", "UserError", "check_solution",
+    "SolutionRejected", "UserError", "check_solution", "place",
 ]

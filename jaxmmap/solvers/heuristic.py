@@ -230,7 +230,7 @@ def _benefit_estimate(problem: Problem, d: Discretized) -> np.ndarray:
 def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
          preferred_overlap: float = PREFERRED_OVERLAP, min_overlap: float = MIN_OVERLAP,
          max_overlap: float = MAX_OVERLAP, prepared: tuple[Discretized, np.ndarray] | None = None,
-         deadline: float | None = None) -> Plan:
+         deadline: float | None = None, decisions: np.ndarray | None = None, grow: bool = True) -> Plan:
     """Runs the simplified memory-space assignment (see the module docstring).
 
     `pins`: "never" (no output is pinned: the plan of the older game), "compare" (a tensor is
@@ -241,7 +241,14 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
     problem's `discretize(problem, rules)` and `_benefit_estimate`, to share between plans.
     `deadline` (a `time.perf_counter()` value): stop placing work items once it passes; the plan
     is then valid with the items not reached dropped (`metadata["stopped_early"]`), so a budget
-    bounds the heuristic on programs of any size (about 20 s a plan at 75,000 buffers)."""
+    bounds the heuristic on programs of any size (about 20 s a plan at 75,000 buffers).
+
+    `decisions` (int64[N], an action per buffer, e.g. a game's solution): the placer's mode
+    (`placer.place`). Work items are taken in the same order, but each places exactly the uses
+    `decisions` serves from fast memory, trying its action first (Copy: prefetch or evict, then
+    keep; NoCopy: keep or pin, then prefetch), whatever they are estimated to be worth. Then,
+    with `grow`, a second pass offers every use still in slow memory to the plan's own rules
+    (`pins` applies to this pass only)."""
     if pins not in PIN_MODES:
         raise ValueError(f"pins must be one of {', '.join(PIN_MODES)}, got {pins!r}")
     if prepared is None:
@@ -406,9 +413,11 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
                 return
         copy_tensor(members)
 
-    def copy_tensor(members: np.ndarray) -> float:
+    def copy_tensor(members: np.ndarray, decided: np.ndarray | None = None) -> float:
         """Each use of an unaliased tensor keeps, prefetches or leaves independently; returns what
-        the placed uses are worth."""
+        the placed uses are worth. Uses already placed are kept as they are (the tensor's
+        allocations continue from them). `decided`: the action wanted per member (placer mode:
+        a Drop is left, the others placed whatever they are worth, their own action first)."""
         placed = []  # what each placed use is worth when placed
 
         def place(i: int, act: int, off: int, al, cp) -> None:
@@ -418,10 +427,27 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
         last = None  # (start, end, offset) of the tensor's allocation with the latest end
         for n_, i in enumerate(members):
             i, t, w = int(i), int(target[i]), int(d.width[i])
-            # An output is also worth what it lets later uses keep without a copy.
-            later = sum(max(worth(int(j)), 0.0) for j in members[n_ + 1:]) if is_output[i] else 0
-            if worth(i) + later <= 0:
+            if action[i] != DROP:  # placed before (the placer's first pass)
+                if alloc[i, 0] >= 0 and (last is None or alloc[i, 1] >= last[1]):
+                    last = (int(alloc[i, 0]), int(alloc[i, 1]), int(offset[i]))
                 continue
+            if decided is not None:
+                if decided[n_] == DROP:
+                    continue
+                if not is_output[i] and decided[n_] == NOCOPY:  # keep it, else prefetch it
+                    gap = keep_gap(i, last, far_ok=True)
+                    if gap == (-1, -1):
+                        place(i, NOCOPY, last[2], None, None)
+                        continue
+                    if gap is not None and mem.free(gap[0], gap[1], last[2], w):
+                        place(i, NOCOPY, last[2], gap, None)
+                        last = (last[0], t, last[2])
+                        continue
+            else:
+                # An output is also worth what it lets later uses keep without a copy.
+                later = sum(max(worth(int(j)), 0.0) for j in members[n_ + 1:]) if is_output[i] else 0
+                if worth(i) + later <= 0:
+                    continue
             if is_output[i]:
                 out = output_copy(i)
                 off = -1 if out is None else mem.best_fit(np.arange(out[0][0], out[0][1] + 1), w)
@@ -429,7 +455,7 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
                     place(i, COPY, off, out[0], out[1])
                     last = (out[0][0], out[0][1], off)
                 continue
-            gap = keep_gap(i, last)
+            gap = keep_gap(i, last) if decided is None else None  # (decided: tried above)
             if gap == (-1, -1):
                 place(i, NOCOPY, last[2], None, None)
                 continue
@@ -526,19 +552,47 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
             off = mem.best_fit(unit_steps(problem, unit), int(d.width[unit[0]]), lowest=True)
             if off >= 0:
                 pin(unit, off)
-    for members in items if pins != "only" and not stopped else []:
-        if deadline is not None and time.perf_counter() > deadline:
-            stopped = True
-            break
-        if np.any(action[members] != DROP):
-            continue  # pinned above
-        if aliased[members[0]]:
-            if sum(worth(int(i)) for i in members) > 0:
+    def place_decided(members: np.ndarray) -> None:
+        """The placer's first pass: the uses `decisions` places, by its actions where possible."""
+        want = decisions[members]
+        if not np.any(want != DROP):
+            return
+        first = int(members[0])
+        if aliased[first]:
+            if np.all(want != DROP):
                 place_group(members)
-        else:
-            place_tensor(members)
-        for i in members[(action[members] == DROP) & (d.table[members] >= 0)]:
-            table_left[d.table[i]] |= 1 << int(d.table_bit[i])
+            return
+        if is_output[first] and want[0] == NOCOPY and can_pin(first, members):
+            off = mem.best_fit(np.arange(live_start[first], live_end[first] + 1), int(d.width[first]))
+            if off >= 0:
+                pin(members, off)
+                return
+        copy_tensor(members, want)
+
+    passes = [] if stopped else \
+        [("decided", items)] + ([("grow", items)] if grow else []) if decisions is not None else \
+        [("plan", items if pins != "only" else [])]
+    for kind, work in passes:
+        for members in work:
+            if deadline is not None and time.perf_counter() > deadline:
+                stopped = True
+                break
+            if kind == "decided":
+                place_decided(members)
+                continue
+            if kind == "plan" and np.any(action[members] != DROP):
+                continue  # pinned above
+            if aliased[members[0]]:
+                if np.all(action[members] == DROP) and sum(worth(int(i)) for i in members) > 0:
+                    place_group(members)
+            elif kind == "grow" and np.any(action[members] != DROP):
+                copy_tensor(members)  # the uses still in slow memory, continuing the placed ones
+            else:
+                place_tensor(members)
+            for i in members[(action[members] == DROP) & (d.table[members] >= 0)]:
+                table_left[d.table[i]] |= 1 << int(d.table_bit[i])
+        if stopped:
+            break
 
     solution = Solution(
         problem=problem.name, solver="heuristic-plan", ret=exact_return(problem, action, d),

@@ -1,0 +1,47 @@
+"""Seconds the placer takes to place a game solution's decisions and grow them, beside one
+heuristic plan of the same program measured in the same run (the placer is one plan of its own,
+so the ratio should stay near 1 at every size).
+
+    python benchmarks/placer_speed.py                   # 5,000 and 25,000 buffers
+    python benchmarks/placer_speed.py --sizes 1000 5000 25000 75000
+
+For each size: a generated program of about that many buffers, the greedy game's solution of it
+(the input), then `place(..., moves=False)` (placing and growing, no local moves, which use
+whatever budget is left) and `heuristic.plan` once. Targets (issue 15): under 1 s at 5,000
+buffers and under 10 s at 25,000 on the 2-core CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from jaxmmap import Rules, generate
+from jaxmmap.rules import auto_columns
+from jaxmmap.solvers import solve
+from jaxmmap.solvers.heuristic import plan
+from jaxmmap.solvers.placer import place
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 25000])
+    args = parser.parse_args()
+    print("| buffers | input return | placed return | place (s) | one heuristic plan (s) | ratio |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for size in args.sizes:
+        problem = generate(0, num_instructions=max(8, round(size / 3.0)))
+        rules = Rules(columns=auto_columns(problem))
+        raw = solve(problem, "greedy", budget_s=600, rules=rules).solution
+        t0 = time.perf_counter()
+        placed = place(problem, raw, rules=rules, budget_s=600, moves=False)
+        t_place = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        plan(problem, rules)
+        t_plan = time.perf_counter() - t0
+        print(f"| {problem.num_buffers:,} | {raw.ret:.6g} | {placed.ret:.6g} | {t_place:.2f} | "
+              f"{t_plan:.2f} | {t_place / t_plan:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
