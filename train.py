@@ -81,7 +81,12 @@ def _train():
     outcome = fit(problem, agent, rules=rules, seed=config.seed, budget_s=config.budget_s,
                   max_iterations=config.training_steps, workdir=workdir,
                   checkpoint_every=config.checkpoint_every, progress=True, solver=agent.mode)
-    best = outcome.solution
+    best = placed = outcome.solution
+    if best is not None:  # the agent's decisions placed physically and grown (jaxmmap.place)
+        from jaxmmap.solvers.placer import place
+
+        best = placed = place(problem, best, rules=rules, max_moves=64,
+                              budget_s=min(60.0, max(1.0, 0.1 * config.budget_s)))
     if heuristic is not None and (best is None or heuristic.ret > best.ret):
         best = heuristic
     if best is None:
@@ -93,12 +98,15 @@ def _train():
         "iterations": last.get("iteration"), "episodes": last.get("episodes"),
         "seconds": outcome.seconds,
         "agent_return": None if outcome.solution is None else outcome.solution.ret,
+        "agent_placed_return": None if placed is None else placed.ret,
         "heuristic_return": None if heuristic is None else heuristic.ret,
         "best": {"solver": best.solver, "return": best.ret},
     }
     write_json(os.path.join(workdir, "summary.json"), finite(summary), indent=2)
     agent_ret = "none" if outcome.solution is None else f"{outcome.solution.ret:.6g}"
     line = f"agent ({agent.mode}) best return {agent_ret}"
+    if placed is not None and outcome.solution is not None and placed.ret > outcome.solution.ret:
+        line += f", placed {placed.ret:.6g}"
     if heuristic is not None:
         line += f"; heuristic {heuristic.ret:.6g}; prod {max(best.ret, heuristic.ret):.6g}"
     print(f"{line}; {last.get('iteration', 0)} iterations, {last.get('episodes', 0)} games in"

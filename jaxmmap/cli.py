@@ -145,7 +145,7 @@ def _solve(args) -> int:
     problem = open_problem(args.problem)
     rules = _rules(args, problem)
     result = solve(problem, args.solver, budget_s=args.budget, seed=args.seed, rules=rules,
-                   **options)
+                   place=False if args.no_place else None, **options)
     if args.output:
         save_solution(result.solution, args.output)
     print(json.dumps({"problem": problem.name, "solver": args.solver, "return": result.solution.ret,
@@ -164,6 +164,7 @@ def _compare(args) -> int:
         problems, args.solvers, budget_s=args.budget, seeds=args.seeds,
         rules=lambda p: _rules(args, p),
         bound=not args.no_bound, options=parse_options(args.option, per_solver=True),
+        place=False if args.no_place else None,
         log=lambda line: print(line, file=sys.stderr, flush=True))
     paths = result.save(args.output)
     print(result.markdown())
@@ -365,6 +366,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--option", action="append", default=[],
                    help="solver option KEY=VALUE (JSON value), repeatable; e.g. games=64")
     p.add_argument("-o", "--output")
+    p.add_argument("--no-place", action="store_true",
+                   help="keep the game's own placement (by default the solutions of the solvers "
+                   "that play the game are placed physically: jaxmmap.place)")
     rules_args(p)
     p.set_defaults(run=_solve)
 
@@ -380,6 +384,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--option", action="append", default=[],
                    help="SOLVER.KEY=VALUE (JSON value), repeatable; e.g. muzero.games=64")
     p.add_argument("-o", "--output", default="compare", help="directory to write")
+    p.add_argument("--no-place", action="store_true",
+                   help="keep the game's own placement of game solutions (see solve --no-place)")
     rules_args(p)
     p.set_defaults(run=_compare)
 

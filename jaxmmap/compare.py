@@ -112,6 +112,8 @@ class Comparison:
                    "invalid": sum(r.status == "invalid" for r in runs),
                    "skipped": sum(r.status == "skipped" for r in runs),
                    "errors": sum(r.status == "error" for r in runs), "bound": bound}
+            raw = [r.info["raw_return"] for r in ok if "raw_return" in r.info]
+            row["raw_return"] = float(np.mean(raw)) if raw else math.nan  # before the placer
             if ok:
                 row.update(mean_return=float(rets.mean()), std_return=float(rets.std()),
                            best_return=float(rets.max()),
@@ -220,6 +222,8 @@ class Comparison:
             f"Budget {self.budget_s:g} s of wall time per run (compilation included), "
             f"{self.seeds} seed(s) per solver; {env.get('machine', '')}. *Return*: the best found "
             "within the budget, mean over the seeds' validated runs (± standard deviation); "
+            "*game's own*: the return of the game's placement, before the placer placed its "
+            "decisions physically (solvers that play the game); "
             "*bound*: an upper bound on any valid solution's return; *time to best*: when that "
             "solution was found; *s used*: wall time of the run (solvers stop between batches, "
             "so it can pass the budget).",
@@ -231,8 +235,8 @@ class Comparison:
             lines += [f"## {md(instance)}", ""]
             if not math.isnan(bound):
                 lines += [f"Upper bound: {_fmt(bound)}", ""]
-            lines += ["| solver | return | best | % of bound | time to best (s) | s used | valid | note |",
-                      "|---|---:|---:|---:|---:|---:|---:|---|"]
+            lines += ["| solver | return | game's own | best | % of bound | time to best (s) | s used | valid "
+                      "| note |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
             for r in sorted((r for r in rows if r["instance"] == instance),
                             key=lambda r: -r["mean_return"] if r["valid"] else math.inf):
                 ret = (f"{_fmt(r['mean_return'])} ± {_fmt(r['std_return'])}" if r["valid"] > 1
@@ -241,7 +245,8 @@ class Comparison:
                     f"{100 * r['fraction_of_bound']:.1f}"
                 valid = f"{r['valid']}/{r['runs']}" + "".join(
                     f", {r[k]} {k}" for k in ("invalid", "skipped", "errors") if r[k])
-                lines.append(f"| {md(r['solver'])} | {ret} | {_fmt(r['best_return'])} | {pct} | "
+                lines.append(f"| {md(r['solver'])} | {ret} | {_fmt(r['raw_return'])} | "
+                             f"{_fmt(r['best_return'])} | {pct} | "
                              f"{_fmt(r['time_to_best'], 3)} | {_fmt(r['seconds'], 3)} | {valid} | "
                              f"{md(r['note'][:80])} |")
             lines.append("")
@@ -305,7 +310,7 @@ class Comparison:
 def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: float,
             seeds: int = 1, rules: Rules | Callable[[Problem], Rules] | None = None,
             options: dict[str, dict] | None = None, bound: bool = True,
-            log: Callable[[str], None] | None = None) -> Comparison:
+            log: Callable[[str], None] | None = None, place: bool | None = None) -> Comparison:
     """Runs every solver on every problem with seeds 0..seeds-1.
 
     Args:
@@ -317,6 +322,8 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
       options: per solver, extra keyword arguments (e.g. {"es": {"population": 64}}).
       bound: compute the relaxation bound of each instance (`cpsat.upper_bound`).
       log: called with one line per finished run (e.g. `print`).
+      place: `solvers.solve`'s option: place game solutions physically (default: for the
+        solvers that play the game, within their budget); their game's own return is shown beside.
     """
     from jaxmmap.solvers import InvalidSolution, check_options, solve
     from jaxmmap.solvers.base import Refused
@@ -353,7 +360,7 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
                 start = time.perf_counter()
                 try:
                     result = solve(problem, solver, budget_s=budget_s, seed=seed,
-                                   rules=game_rules, **options.get(solver, {}))
+                                   rules=game_rules, place=place, **options.get(solver, {}))
                 except InvalidSolution as e:
                     run = _failed(problem, solver, seed, "invalid", start, str(e))
                 except Refused as e:  # the solver is not made for this instance

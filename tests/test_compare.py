@@ -45,10 +45,22 @@ def fake_solvers(monkeypatch):
         monkeypatch.setitem(SOLVERS, name, fn)
 
 
+def test_game_solutions_are_placed_and_shown_beside_their_own(tmp_path):
+    problem = generate(2, num_instructions=120, name="g2")
+    result = compare([problem], ["greedy", "heuristic"], budget_s=20, rules=RULES, bound=False)
+    rows = {r["solver"]: r for r in result.rows()}
+    assert rows["greedy"]["mean_return"] > rows["greedy"]["raw_return"]  # the placer grew it
+    assert math.isnan(rows["heuristic"]["raw_return"])  # placed physically by itself
+    text = result.markdown()
+    assert "game's own" in text and f"{rows['greedy']['raw_return']:.5g}" in text
+
+
 def test_statuses_rows_and_files(tmp_path, fake_solvers):
     problems = [bundled("tiny"), generate(3, num_instructions=30, name="g3")]
+    # place=False: the placer's local moves are anytime, so under 1 s greedy would not be
+    # deterministic (test_game_solutions_are_placed_and_shown_beside_their_own covers placing)
     result = compare(problems, ["greedy", "heuristic", "cheat", "refuse", "crash"], budget_s=1,
-                     seeds=2, rules=RULES)
+                     seeds=2, rules=RULES, place=False)
     assert len(result.runs) == 2 * 5 * 2
     status = {(r.instance, r.solver): r.status for r in result.runs}
     assert status[("tiny", "greedy")] == "ok" and status[("g3", "heuristic")] == "ok"

@@ -398,10 +398,12 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
 
 def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), **options
          ) -> Result:
-    """MMap-MuZero-prod: the heuristic, then the agent for the rest of the budget; the better of
-    the two (the heuristic's seconds count against the budget). With a `demonstration_fraction`,
-    the agent also learns from the heuristic's decisions as the game plays them."""
+    """MMap-MuZero-prod: the heuristic, then the agent for the rest of the budget, its best game
+    placed physically (`placer.place`, with the last tenth of the budget); the better of the two
+    (the heuristic's seconds count against the budget). With a `demonstration_fraction`, the
+    agent also learns from the heuristic's decisions as the game plays them."""
     from jaxmmap.solvers.heuristic import heuristic, replay
+    from jaxmmap.solvers.placer import place
 
     start = time.perf_counter()
     base = heuristic(problem, budget_s, seed, rules=rules)
@@ -409,20 +411,26 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
         options["demonstration"] = replay(problem, base.solution.action, rules).action
     left = budget_s - (time.perf_counter() - start)
     trace = [(base.seconds, base.solution.ret)]
-    solution, agent_ret = base.solution, None
+    solution, agent_ret, placed_ret = base.solution, None, None
     if left > 0:
         try:
-            agent = muzero(problem, left, seed, rules=rules, **options)
+            agent = muzero(problem, 0.9 * left, seed, rules=rules, **options)
         except NoGameError:  # no agent game finished: the heuristic stands
             agent = None
         if agent is not None:
             agent_ret = agent.solution.ret
             offset = time.perf_counter() - start - agent.seconds
             trace += [(offset + t, r) for t, r in agent.trace if r > trace[-1][1]]
-            if agent.solution.ret > solution.ret:
-                solution = dataclasses.replace(agent.solution, solver="muzero-prod")
+            placed = place(problem, agent.solution, rules=rules, max_moves=64,
+                           budget_s=max(budget_s - (time.perf_counter() - start), 1e-3))
+            placed_ret = placed.ret
+            if placed.ret > trace[-1][1]:
+                trace.append((time.perf_counter() - start, placed.ret))
+            if placed.ret > solution.ret:
+                solution = dataclasses.replace(placed, solver="muzero-prod")
     return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start,
-                  info={"heuristic": base.solution.ret, "agent": agent_ret})
+                  info={"heuristic": base.solution.ret, "agent": agent_ret,
+                        "agent_placed": placed_ret if agent_ret is not None else None})
 
 
 # The options `solve` accepts besides keyword arguments: AgentConfig's fields (prod passes

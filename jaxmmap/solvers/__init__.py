@@ -5,15 +5,20 @@
 
 Every solver is `fn(problem, budget_s, seed, *, rules, **options) -> Result` (`base.Result`);
 `solve` runs one by name and checks its solution with the independent validator before returning
-it. The solvers that need heavier libraries (OR-Tools, evosax) are imported on first use.
+it. For the solvers that play the game (`PLACED`), `solve` then places the solution's decisions
+physically (`placer.place`, within the same budget): the result is never worse than the game's,
+and `info["raw_return"]` keeps the game's own return. The solvers that need heavier libraries
+(OR-Tools, evosax) are imported on first use.
 `docs/solvers.md` describes them all.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import math
+import time
 
 from jaxmmap.files import UserError
 from jaxmmap.problem import Problem
@@ -57,7 +62,15 @@ SOLVERS = {
     "exhaustive": exhaustive,
 }
 
-__all__ = ["SOLVERS", "Anytime", "InvalidSolution", "Refused", "Result", "check_options", "solve"]
+#: The solvers whose solutions `solve` places by default: those that play the game, whose own
+#: placement follows the game's fixed rules (the heuristic, pinning and CP-SAT place physically).
+PLACED = frozenset({"random", "greedy", "es", "egrl", "mcts", "muzero"})
+#: The share of the budget kept for the placer (at most `PLACE_RESERVE_S` seconds), and the
+#: local moves it tries (a fixed number, so that a run is deterministic when the budget allows).
+PLACE_SHARE, PLACE_RESERVE_S, PLACE_MOVES = 0.1, 30.0, 64
+
+__all__ = ["PLACED", "SOLVERS", "Anytime", "InvalidSolution", "Refused", "Result", "check_options",
+           "solve"]
 
 
 class InvalidSolution(AssertionError):
@@ -90,12 +103,33 @@ def check_options(solver: str, options: dict, budget_s: float) -> None:
 
 
 def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 0,
-          rules: Rules = Rules(), **options) -> Result:
+          rules: Rules = Rules(), place: bool | None = None, **options) -> Result:
     """Runs the solver `solver` under a wall-clock budget; its solution is validated. An unknown
-    solver or option, or a budget that is not positive and finite, raises `UserError`."""
+    solver or option, or a budget that is not positive and finite, raises `UserError`.
+
+    `place` (default: for the solvers in `PLACED`): keep `PLACE_SHARE` of the budget (at most
+    `PLACE_RESERVE_S`) for `placer.place`, which places the solution's decisions physically
+    and grows them; the better of the two is returned, `info["raw_return"]` is the solver's own
+    return, and the trace ends with the placed one."""
     check_options(solver, options, budget_s)
-    result = SOLVERS[solver](problem, budget_s, seed, rules=rules, **options)
+    place = solver in PLACED if place is None else place
+    start = time.perf_counter()
+    reserve = min(PLACE_SHARE * budget_s, PLACE_RESERVE_S) if place else 0.0
+    result = SOLVERS[solver](problem, budget_s - reserve, seed, rules=rules, **options)
     report = validate(problem, result.solution, allow_nocopy_move=rules.nocopy_offset == "lowest")
     if not report.ok:
         raise InvalidSolution(f"{solver} returned an invalid solution:\n{report}")
-    return result
+    if not place:
+        return result
+    from jaxmmap.solvers.placer import place as place_solution
+
+    left = budget_s - (time.perf_counter() - start)
+    placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3),
+                            max_moves=PLACE_MOVES)
+    seconds = time.perf_counter() - start
+    info = {**result.info, "raw_return": float(result.solution.ret)}
+    trace = result.trace
+    if placed is not result.solution:
+        trace = (*trace, (seconds, float(placed.ret)))
+        info["placed"] = placed.metadata.get("moves")
+    return dataclasses.replace(result, solution=placed, trace=trace, seconds=seconds, info=info)
