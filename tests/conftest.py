@@ -1,12 +1,28 @@
 """Shared test setup.
 
-The tests never use JAX's persistent compilation cache. Commands called in-process
-(`cli.main`, `train.main`) would otherwise switch it on at ~/.cache/jaxmmap/xla for the rest of the
-session, so the tests would write the user's cache, and a long session of compiles then serializes
-executables to disk that nothing reads (it aborted CI inside `executable.serialize()`).
-`test_cli.py` checks the cache switch itself on a temporary folder.
+* The tests never use JAX's persistent compilation cache. Commands called in-process
+  (`cli.main`, `train.main`) would otherwise switch it on at ~/.cache/jaxmmap/xla for the rest of
+  the session, so the tests would write the user's cache. `test_cli.py` checks the cache switch
+  itself on a temporary folder.
+* After each test module, JAX's in-memory caches are cleared. Every compiled CPU program keeps
+  its machine code mapped in the process; the whole suite compiles enough of them to pass Linux's
+  65,530 memory mappings per process (`vm.max_map_count`), and XLA then aborts in the middle of a
+  compile or a serialize (CI died so three times at about 88%). A module's programs are rarely
+  reused by the next module, so clearing costs little.
 """
 
+import gc
 import os
 
+import pytest
+
 os.environ["JAXMMAP_COMPILATION_CACHE"] = "off"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _free_compiled_programs():
+    yield
+    import jax
+
+    jax.clear_caches()
+    gc.collect()
