@@ -434,15 +434,6 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
             if decided is not None:
                 if decided[n_] == DROP:
                     continue
-                if not is_output[i] and decided[n_] == NOCOPY:  # keep it, else prefetch it
-                    gap = keep_gap(i, last, far_ok=True)
-                    if gap == (-1, -1):
-                        place(i, NOCOPY, last[2], None, None)
-                        continue
-                    if gap is not None and mem.free(gap[0], gap[1], last[2], w):
-                        place(i, NOCOPY, last[2], gap, None)
-                        last = (last[0], t, last[2])
-                        continue
             else:
                 # An output is also worth what it lets later uses keep without a copy.
                 later = sum(max(worth(int(j)), 0.0) for j in members[n_ + 1:]) if is_output[i] else 0
@@ -455,7 +446,9 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
                     place(i, COPY, off, out[0], out[1])
                     last = (out[0][0], out[0][1], off)
                 continue
-            gap = keep_gap(i, last) if decided is None else None  # (decided: tried above)
+            # Keep it in fast memory (a decided NoCopy: however long the gap), else prefetch it.
+            keep_first = decided is not None and decided[n_] == NOCOPY
+            gap = keep_gap(i, last, far_ok=keep_first) if decided is None or keep_first else None
             if gap == (-1, -1):
                 place(i, NOCOPY, last[2], None, None)
                 continue
