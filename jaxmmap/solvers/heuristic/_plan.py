@@ -1,81 +1,27 @@
-"""An XLA-style heuristic: a simplified memory-space assignment (MSA).
-
-XLA decides which buffers live in the alternate (fast) memory with a best-fit heap over buffer
-intervals sorted by how memory-bound they are. This module follows that design in the game's
-units (grid columns, supply ticks). Its result is an action per buffer with its own offsets and
-copy intervals: a solution of the physical problem that the validator checks, as XLA's
-assignment is in the paper. `mode="game"` replays the decisions in the JAX game instead (its
-own placement rules), `mode="best"` returns the better of the two. docs/solvers.md says where
-this departs from XLA.
-
-Plan (`plan`):
-
-1. **Order.** Work items are whole alias groups (all their tensors together, all or nothing, one
-   offset) and unaliased tensors, sorted by estimated benefit per sqrt(size) (descending), then
-   size, then live-range length. A latency-table buffer's benefit is the better of its gain
-   alone and what it adds to the best completion of its table (`_potential`).
-2. **Pins** (NoCopy of an output: the tensor lives in fast memory all its life, with no copy;
-   only where the rules allow, `Discretized.pinnable`). A tensor is pinned where XLA would keep
-   it in fast memory without evicting it: no gap between its uses, nor its life after the last
-   one, longer than `max_overlap` copies (then the pin holds about what copying holds, and uses
-   no supply). Otherwise it is also pinned if that places more than copying it (tried, then
-   undone), or, in an alias group, if its output cannot be copied out.
-3. **Per use, in time order: keep, prefetch or leave.** A use whose tensor is already in fast
-   memory is *kept* (NoCopy, extending the previous allocation) if the gap is at most
-   `max_overlap` (10) copy times (XLA's `CanAllocateInAlternateMemoryNoCopy`); otherwise it is
-   *prefetched* again (Copy), starting where the overlap (elapsed time of the copy over the copy
-   time) is nearest `preferred_overlap` (1.5) within `[min_overlap, max_overlap]` = [0.8, 10]
-   (XLA's cost-analysis prefetch interval picker). An output that is not pinned is written into
-   fast memory and copied out (evicted) as early as the copy engine allows. A use that neither
-   fits nor earns a positive benefit (given the plan so far) is *left* in slow memory (Drop).
-4. **Best fit.** Every new allocation goes to the smallest free run of columns that holds it over
-   its whole interval (XLA's best-fit heap); an alias group takes one offset for all its members.
-5. **Copy resources.** One copy engine (two copy intervals share at most one step, the game's
-   equation 6) and the per-step supply, checked exactly (earliest deadline first) whenever a copy
-   is added, as XLA's asynchronous-copy resource is.
-
-The solver (`heuristic`) makes several plans while its budget lasts and keeps the best (`PLANS`):
-the one above; the pinning greedy of `pinning.py` alone; that greedy's pins first (benefit per
-byte-step, lowest offsets; only of the tensors XLA would keep, or of all), then the plan above
-for the rest; and the plan without pins.
-
-Replay (`mode="game"`): the game plays the planned action of each buffer when it is legal, else
-the next one in a fixed fallback order (planned Copy: Copy, NoCopy, Drop; NoCopy: NoCopy, Copy,
-Drop; Drop: Drop, NoCopy, Copy), with the Drop-backup on. The game places greedily in buffer
-order (lowest offset, latest copy start), so the replay usually returns less than the plan.
-"""
+"""The heuristic's plan: a simplified memory-space assignment (the steps are in the package
+docstring), and its placer mode (`plan(decisions=...)`), which places another solution's
+decisions with the same machinery."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from jaxmmap import game
-from jaxmmap.instance import make_instance
-from jaxmmap.play import Policy, rollout, to_solution
 from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
 from jaxmmap.rules import Discretized, Rules, discretize, exact_return
-from jaxmmap.solvers.base import Anytime, Result
-from jaxmmap.solvers.pinning import pin_order, unit_steps
+from jaxmmap.solvers.heuristic._memory import Memory
+from jaxmmap.solvers.heuristic._pins import pin_order, unit_steps
+
+__all__ = ["MAX_OVERLAP", "MIN_OVERLAP", "PIN_MODES", "PREFERRED_OVERLAP", "Plan", "benefit_estimate",
+           "plan"]
 
 PREFERRED_OVERLAP = 1.5
 MIN_OVERLAP = 0.8
 MAX_OVERLAP = 10.0
 MAX_START_TRIES = 64  # prefetch starts tried per use, nearest the preferred overlap first
 PIN_MODES = ("never", "compare", "first", "first-kept", "only")
-# The heuristic's plans, in the order it makes them (`plan`'s pin modes): XLA's with pins where
-# they pay; the pinning greedy alone (cheap; so the heuristic never returns less than the
-# `pinning` solver); the pinning greedy's pins of the tensors XLA would keep, then XLA's for the
-# rest; the same with all the greedy's pins; the older game's plan, without pins.
-PLANS = ("compare", "only", "first-kept", "first", "never")
-
-# Fallback preference of the replay, per planned action.
-_PREFERENCE = np.array([[COPY, NOCOPY, DROP], [NOCOPY, COPY, DROP], [DROP, NOCOPY, COPY]],
-                       np.int32)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,107 +39,6 @@ class Plan:
     solution: Solution
     order: np.ndarray
 
-
-class _Memory:
-    """The plan's resources: occupied grid cells, and the copies on the one copy engine.
-
-    Copies are checked exactly, as XLA's asynchronous-copy resource does: a new copy is accepted
-    if no copy interval shares two steps with it (equation 6) and earliest-deadline-first can
-    still serve every copy of the chain it joins. Because copies of two steps or more never
-    share an edge, a step is touched only by one copy ending there, one starting or running
-    through it, and any number of one-step copies, so EDF is one pass along the chain.
-    """
-
-    def __init__(self, d: Discretized, num_steps: int):
-        self.columns = d.usable_columns
-        self.occ = np.zeros((num_steps, max(self.columns, 1)), bool)
-        self.supply = d.supply.astype(np.int64)
-        self.elapsed = np.concatenate([[0], np.cumsum(self.supply)])  # "time" in supply units
-        self.cover = np.full(num_steps, -1, np.int64)  # copy covering edge k (steps k, k+1)
-        self.start_of = np.full(num_steps, -1, np.int64)  # multi-step copy starting at step k
-        self.singles = np.zeros(num_steps, np.int64)  # demand of one-step copies at step k
-        self.copies: list[tuple[int, int, int]] = []  # (start, end, demand), multi-step
-
-    def time(self, a: int, b: int) -> int:
-        """Elapsed time (supply) of steps [a, b]."""
-        return int(self.elapsed[b + 1] - self.elapsed[a]) if b >= a else 0
-
-    def best_fit(self, steps: np.ndarray, width: int, *, lowest: bool = False) -> int:
-        """The start of the smallest free run of >= width columns over `steps` (with `lowest`:
-        the lowest free offset, the game's rule), or -1."""
-        if width == 0:
-            return 0
-        if width > self.columns:
-            return -1
-        contiguous = steps.size and steps[-1] - steps[0] + 1 == steps.size
-        rows = self.occ[steps[0]:steps[-1] + 1] if contiguous else self.occ[steps]  # a view if it can
-        blocked = rows.any(axis=0)[: self.columns]
-        edges = np.diff(np.concatenate([[1], blocked.astype(np.int8), [1]]))
-        starts, ends = np.flatnonzero(edges == -1), np.flatnonzero(edges == 1)
-        runs = ends - starts
-        ok = runs >= width
-        if not ok.any():
-            return -1
-        return int(starts[ok][0] if lowest else starts[ok][np.argmin(runs[ok])])
-
-    def free(self, a: int, b: int, offset: int, width: int) -> bool:
-        return not self.occ[a:b + 1, offset:offset + width].any()
-
-    def take(self, a: int, b: int, offset: int, width: int) -> None:
-        self.occ[a:b + 1, offset:offset + width] = True
-
-    def copy_fits(self, a: int, b: int, demand: int) -> bool:
-        """Can a copy over steps [a, b] with `demand` ticks join the engine's schedule?"""
-        if self.time(a, b) < demand or (self.cover[a:b] >= 0).any():
-            return False
-        lo, hi = a, b
-        while lo > 0 and self.cover[lo - 1] >= 0:  # extend over the chain of copies
-            lo = self.copies[self.cover[lo - 1]][0]
-        while self.cover[hi] >= 0:
-            hi = self.copies[self.cover[hi]][1]
-        rem, end = 0, -1  # the running multi-step copy: remaining demand, last step
-        for k in range(lo, hi + 1):
-            single = self.singles[k] + (demand if a == b == k else 0)
-            need = single + (rem if end == k else 0)
-            avail = int(self.supply[k]) - need
-            if avail < 0:
-                return False
-            if end == k:
-                rem, end = 0, -1
-            j = self.start_of[k]
-            if j >= 0:
-                rem, end = self.copies[j][2], self.copies[j][1]
-            elif k == a < b:
-                rem, end = demand, b
-            if end > k:
-                rem -= min(rem, avail)
-        return True
-
-    def add_copy(self, a: int, b: int, demand: int) -> None:
-        if a == b:
-            self.singles[a] += demand
-            return
-        j = len(self.copies)
-        self.copies.append((a, b, demand))
-        self.cover[a:b] = j
-        self.start_of[a] = j
-
-    def remove_copy(self, a: int, b: int, demand: int) -> None:
-        """Undoes the latest `add_copy(a, b, demand)` still in place."""
-        if a == b:
-            self.singles[a] -= demand
-            return
-        assert self.copies[-1] == (a, b, demand), "copies are removed in reverse order"
-        self.copies.pop()
-        self.cover[a:b] = -1
-        self.start_of[a] = -1
-
-    def snapshot(self):
-        return (self.cover.copy(), self.start_of.copy(), self.singles.copy(), len(self.copies))
-
-    def restore(self, snap) -> None:
-        self.cover, self.start_of, self.singles = (x.copy() for x in snap[:3])
-        del self.copies[snap[3]:]
 
 
 def _potential(gain: list[float], placed: int, dropped: int, bit: int) -> float:
@@ -216,7 +61,7 @@ def _table_rows(problem: Problem, d: Discretized) -> list[list[float]]:
     return [d.gain[j, : 2 ** t.buffers.shape[0]].tolist() for j, t in enumerate(problem.latency_tables)]
 
 
-def _benefit_estimate(problem: Problem, d: Discretized) -> np.ndarray:
+def benefit_estimate(problem: Problem, d: Discretized) -> np.ndarray:
     """Static benefit; for a latency-table buffer the better of its gain alone and its
     `_potential` in an empty table."""
     est = problem.benefit.astype(np.float64).copy()
@@ -230,7 +75,8 @@ def _benefit_estimate(problem: Problem, d: Discretized) -> np.ndarray:
 def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
          preferred_overlap: float = PREFERRED_OVERLAP, min_overlap: float = MIN_OVERLAP,
          max_overlap: float = MAX_OVERLAP, prepared: tuple[Discretized, np.ndarray] | None = None,
-         deadline: float | None = None, decisions: np.ndarray | None = None, grow: bool = True) -> Plan:
+         deadline: float | None = None, decisions: np.ndarray | None = None, grow: bool = True,
+         first: np.ndarray | None = None) -> Plan:
     """Runs the simplified memory-space assignment (see the module docstring).
 
     `pins`: "never" (no output is pinned: the plan of the older game), "compare" (a tensor is
@@ -238,7 +84,7 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
     first, then "compare" for the rest), "first-kept" (as "first", but the greedy pins only
     tensors XLA would keep in fast memory all their life) or "only" (the pinning greedy alone).
     Pins are made only where the rules allow them (`Discretized.pinnable`). `prepared`: the
-    problem's `discretize(problem, rules)` and `_benefit_estimate`, to share between plans.
+    problem's `discretize(problem, rules)` and `benefit_estimate`, to share between plans.
     `deadline` (a `time.perf_counter()` value): stop placing work items once it passes; the plan
     is then valid with the items not reached dropped (`metadata["stopped_early"]`), so a budget
     bounds the heuristic on programs of any size (about 20 s a plan at 75,000 buffers).
@@ -248,15 +94,17 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
     `decisions` serves from fast memory, trying its action first (Copy: prefetch or evict, then
     keep; NoCopy: keep or pin, then prefetch), whatever they are estimated to be worth. Then,
     with `grow`, a second pass offers every use still in slow memory to the plan's own rules
-    (`pins` applies to this pass only)."""
+    (`pins` applies to this pass only). `first` (bool[N]): the work items holding a `first`
+    buffer are placed first in the decided pass (the placer's repacking of decisions that did
+    not fit)."""
     if pins not in PIN_MODES:
         raise ValueError(f"pins must be one of {', '.join(PIN_MODES)}, got {pins!r}")
     if prepared is None:
         d = discretize(problem, rules)
-        prepared = (d, _benefit_estimate(problem, d))
+        prepared = (d, benefit_estimate(problem, d))
     d, est = prepared
     n, T = problem.num_buffers, problem.num_steps
-    mem = _Memory(d, T)
+    mem = Memory(d, T)
     target, is_output = problem.target_time, problem.is_output
     live_start, live_end = problem.live_start, problem.live_end
 
@@ -562,9 +410,13 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
                 return
         copy_tensor(members, want)
 
-    passes = [] if stopped else \
-        [("decided", items)] + ([("grow", items)] if grow else []) if decisions is not None else \
-        [("plan", items if pins != "only" else [])]
+    if decisions is not None:
+        urgent = [] if first is None else [m for m in items if first[m].any()]
+        decided = urgent + ([m for m in items if not first[m].any()] if urgent else items)
+        passes = [("decided", decided)] + ([("grow", items)] if grow else [])
+    else:
+        passes = [("plan", items if pins != "only" else [])]
+    passes = [] if stopped else passes
     for kind, work in passes:
         for members in work:
             if deadline is not None and time.perf_counter() > deadline:
@@ -596,82 +448,3 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
                   "max_overlap": max_overlap, **({"stopped_early": True} if stopped else {})})
     return Plan(action=action, solution=solution,
                 order=np.array([int(m[0]) for m in items], np.int64))
-
-
-def plan_policy(planned: jax.Array) -> Policy:
-    """A game policy that plays `planned[cursor]` when legal, else its fallback (module doc)."""
-    preference = jnp.asarray(_PREFERENCE)
-
-    def policy(key: jax.Array, state: game.State) -> jax.Array:
-        del key
-        legal = game.legal_action_mask(state)
-        order = preference[planned[state.board.cursor]]
-        first = jnp.argmax(legal[order])
-        return order[first].astype(jnp.int32)
-
-    return policy
-
-
-def heuristic(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
-              mode: str = "plan", pins: str | None = None, preferred_overlap: float = PREFERRED_OVERLAP,
-              min_overlap: float = MIN_OVERLAP, max_overlap: float = MAX_OVERLAP) -> Result:
-    """The XLA-style heuristic (deterministic: `seed` is unused). `mode`: "plan" (its own
-    placement), "game" (the best plan's decisions replayed in the game) or "best" (the better of
-    the two). `pins`: one plan's pin mode (`plan`); None (default) makes the plans of `PLANS` in
-    turn while the budget lasts (the first always) and keeps the best. A plan still running when
-    the budget ends stops placing (`plan(deadline=...)`; `info["stopped_early"]`), so the
-    budget bounds the time on programs of any size. `info` has
-    `plan_returns` (per plan made), `chosen`, `plan_return`, `planned_placed`, `pins` (outputs
-    pinned), and with a replay `game_return`, `followed` (buffers on which the replay could
-    follow the plan) and `restores`."""
-    del seed
-    if mode not in ("plan", "game", "best"):
-        raise ValueError(f"mode must be 'plan', 'game' or 'best', got {mode!r}")
-    clock = Anytime(budget_s)
-    d = discretize(problem, rules)
-    prepared = (d, _benefit_estimate(problem, d))
-    if pins is not None:
-        modes = [pins]
-    else:
-        modes = list(PLANS) if (d.pinnable & problem.is_output).any() else ["never"]
-    best, returns = None, {}
-    deadline = clock.start + budget_s
-    for k, pins_mode in enumerate(modes):
-        if k >= 1 and clock.out_of_time():
-            break
-        p = plan(problem, rules, pins=pins_mode, preferred_overlap=preferred_overlap,
-                 min_overlap=min_overlap, max_overlap=max_overlap, prepared=prepared,
-                 deadline=deadline)
-        returns[pins_mode] = float(p.solution.ret)
-        if best is None or p.solution.ret > best.solution.ret:
-            best = p
-    info = {"plan_returns": returns, "chosen": best.solution.metadata["pins"],
-            "plan_return": float(best.solution.ret), "planned_placed": int(np.sum(best.action != DROP)),
-            "pins": int(np.sum((best.action == NOCOPY) & problem.is_output)),
-            "stopped_early": bool(best.solution.metadata.get("stopped_early", False))}
-    if mode in ("plan", "best"):
-        clock.offer(dataclasses.replace(best.solution, solver="heuristic"))
-    if mode in ("game", "best"):
-        solution = replay(problem, best.action, rules)
-        info.update(game_return=float(solution.ret),
-                    followed=int(np.sum(solution.action == best.action)),
-                    restores=int(solution.metadata["restores"]))
-        clock.offer(solution)
-    return clock.result(**info)
-
-
-def replay(problem: Problem, planned: np.ndarray, rules: Rules = Rules(), *,
-           solver: str = "heuristic") -> Solution:
-    """Plays `planned` (an action per buffer) in the JAX game with the fallback order of the
-    module docstring and the Drop-backup; returns the finished game's solution."""
-    instance = make_instance(problem, rules)
-    padded = np.full(instance.width.shape[0], DROP, np.int32)
-    padded[: problem.num_buffers] = planned
-    state = _replay_game(instance, jnp.asarray(padded))
-    return to_solution(problem, state, rules, solver=solver)  # raises if the game was lost
-
-
-@jax.jit
-def _replay_game(instance, planned):
-    """One compile per padded shape, shared by every call of `replay`."""
-    return rollout(instance, jax.random.key(0), plan_policy(planned), backup=True)

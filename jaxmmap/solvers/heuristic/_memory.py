@@ -1,0 +1,113 @@
+"""The heuristic's resources: an occupancy grid of columns x steps, and the one copy engine with
+its per-step supply, checked exactly (earliest deadline first)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxmmap.rules import Discretized
+
+__all__ = ["Memory"]
+
+
+class Memory:
+    """The plan's resources: occupied grid cells, and the copies on the one copy engine.
+
+    Copies are checked exactly, as XLA's asynchronous-copy resource does: a new copy is accepted
+    if no copy interval shares two steps with it (equation 6) and earliest-deadline-first can
+    still serve every copy of the chain it joins. Because copies of two steps or more never
+    share an edge, a step is touched only by one copy ending there, one starting or running
+    through it, and any number of one-step copies, so EDF is one pass along the chain.
+    """
+
+    def __init__(self, d: Discretized, num_steps: int):
+        self.columns = d.usable_columns
+        self.occ = np.zeros((num_steps, max(self.columns, 1)), bool)
+        self.supply = d.supply.astype(np.int64)
+        self.elapsed = np.concatenate([[0], np.cumsum(self.supply)])  # "time" in supply units
+        self.cover = np.full(num_steps, -1, np.int64)  # copy covering edge k (steps k, k+1)
+        self.start_of = np.full(num_steps, -1, np.int64)  # multi-step copy starting at step k
+        self.singles = np.zeros(num_steps, np.int64)  # demand of one-step copies at step k
+        self.copies: list[tuple[int, int, int]] = []  # (start, end, demand), multi-step
+
+    def time(self, a: int, b: int) -> int:
+        """Elapsed time (supply) of steps [a, b]."""
+        return int(self.elapsed[b + 1] - self.elapsed[a]) if b >= a else 0
+
+    def best_fit(self, steps: np.ndarray, width: int, *, lowest: bool = False) -> int:
+        """The start of the smallest free run of >= width columns over `steps` (with `lowest`:
+        the lowest free offset, the game's rule), or -1."""
+        if width == 0:
+            return 0
+        if width > self.columns:
+            return -1
+        contiguous = steps.size and steps[-1] - steps[0] + 1 == steps.size
+        rows = self.occ[steps[0]:steps[-1] + 1] if contiguous else self.occ[steps]  # a view if it can
+        blocked = rows.any(axis=0)[: self.columns]
+        edges = np.diff(np.concatenate([[1], blocked.astype(np.int8), [1]]))
+        starts, ends = np.flatnonzero(edges == -1), np.flatnonzero(edges == 1)
+        runs = ends - starts
+        ok = runs >= width
+        if not ok.any():
+            return -1
+        return int(starts[ok][0] if lowest else starts[ok][np.argmin(runs[ok])])
+
+    def free(self, a: int, b: int, offset: int, width: int) -> bool:
+        return not self.occ[a:b + 1, offset:offset + width].any()
+
+    def take(self, a: int, b: int, offset: int, width: int) -> None:
+        self.occ[a:b + 1, offset:offset + width] = True
+
+    def copy_fits(self, a: int, b: int, demand: int) -> bool:
+        """Can a copy over steps [a, b] with `demand` ticks join the engine's schedule?"""
+        if self.time(a, b) < demand or (self.cover[a:b] >= 0).any():
+            return False
+        lo, hi = a, b
+        while lo > 0 and self.cover[lo - 1] >= 0:  # extend over the chain of copies
+            lo = self.copies[self.cover[lo - 1]][0]
+        while self.cover[hi] >= 0:
+            hi = self.copies[self.cover[hi]][1]
+        rem, end = 0, -1  # the running multi-step copy: remaining demand, last step
+        for k in range(lo, hi + 1):
+            single = self.singles[k] + (demand if a == b == k else 0)
+            need = single + (rem if end == k else 0)
+            avail = int(self.supply[k]) - need
+            if avail < 0:
+                return False
+            if end == k:
+                rem, end = 0, -1
+            j = self.start_of[k]
+            if j >= 0:
+                rem, end = self.copies[j][2], self.copies[j][1]
+            elif k == a < b:
+                rem, end = demand, b
+            if end > k:
+                rem -= min(rem, avail)
+        return True
+
+    def add_copy(self, a: int, b: int, demand: int) -> None:
+        if a == b:
+            self.singles[a] += demand
+            return
+        j = len(self.copies)
+        self.copies.append((a, b, demand))
+        self.cover[a:b] = j
+        self.start_of[a] = j
+
+    def remove_copy(self, a: int, b: int, demand: int) -> None:
+        """Undoes the latest `add_copy(a, b, demand)` still in place."""
+        if a == b:
+            self.singles[a] -= demand
+            return
+        assert self.copies[-1] == (a, b, demand), "copies are removed in reverse order"
+        self.copies.pop()
+        self.cover[a:b] = -1
+        self.start_of[a] = -1
+
+    def snapshot(self):
+        return (self.cover.copy(), self.start_of.copy(), self.singles.copy(), len(self.copies))
+
+    def restore(self, snap) -> None:
+        self.cover, self.start_of, self.singles = (x.copy() for x in snap[:3])
+        del self.copies[snap[3]:]
+

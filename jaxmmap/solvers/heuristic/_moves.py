@@ -1,0 +1,101 @@
+"""Local moves: ruin and recreate, around the heuristic's placer mode.
+
+A move takes some placed work items (tensors, or alias groups whole) out of a solution's
+decisions, places the rest again (`plan(decisions=...)`) and grows the plan (the uses left in
+slow memory offered to the heuristic's own rules), so it swaps the items taken out for whatever
+fits better. It is kept when the return rises. Three kinds of move take turns:
+
+- the cheapest: the placed items with the least estimated benefit per byte-step, a fraction
+  (`FRACTIONS`) of them;
+- a window: every placed item live in a random window of steps (up to a fifth of the program);
+- a random fraction of the placed items.
+
+Taking out one item at a time, the least valuable first, rarely pays: the room one item frees is
+seldom where a better one needs it. Larger and localized ruins do: on a generated 906-buffer
+program they lifted ES's solution from 58.4 to 66.7 in 20 s, past the heuristic's 65.6, where
+single removals reached 59.1.
+
+Deterministic: the moves come from a generator seeded with `seed`, so the result depends on the
+time only through how many moves fit the deadline.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from jaxmmap.problem import DROP, Problem, Solution
+from jaxmmap.rules import Discretized, Rules
+from jaxmmap.solvers.heuristic._plan import plan
+
+__all__ = ["FRACTIONS", "MOVES", "improve", "removal_order"]
+
+#: Local moves tried by default (`place`, the heuristic's final step).
+MOVES = 64
+#: Fractions of the placed items a "cheapest" or "random" move takes out.
+FRACTIONS = (0.05, 0.1, 0.2, 0.4)
+
+
+def removal_order(problem: Problem, d: Discretized, estimate: np.ndarray,
+                  action: np.ndarray) -> list[np.ndarray]:
+    """The placed work items (alias groups whole, other tensors whole), least estimated benefit
+    per byte-step first (ties: the earlier item)."""
+    placed = action != DROP
+    key = np.where(problem.alias_id >= 0, d.group, -1 - d.tensor)
+    order = np.argsort(key, kind="stable")
+    items = np.split(order, np.flatnonzero(np.diff(key[order])) + 1) if key.size else []
+    scored = []
+    for members in items:
+        if not placed[members].any():
+            continue
+        area = float(problem.size[members].max()) * float(
+            problem.live_end[members].max() - problem.live_start[members].min() + 1)
+        scored.append((float(estimate[members][placed[members]].sum()) / max(area, 1.0),
+                       int(members[0]), members))
+    scored.sort(key=lambda row: row[:2])
+    return [members for _, _, members in scored]
+
+
+def _ruin(move: int, items: list[np.ndarray], problem: Problem,
+          rng: np.random.Generator) -> list[np.ndarray]:
+    """The items move number `move` takes out (its kind: `move % 3`, module docstring)."""
+    kind = move % 3
+    if kind == 0:
+        fraction = FRACTIONS[rng.integers(len(FRACTIONS))]
+        return items[:max(1, int(fraction * len(items)))]
+    if kind == 1:
+        steps = problem.num_steps
+        a = int(rng.integers(steps))
+        b = min(steps - 1, a + int(rng.integers(1, max(2, steps // 5))))
+        return [m for m in items if problem.live_start[m].min() <= b and problem.live_end[m].max() >= a]
+    fraction = FRACTIONS[rng.integers(len(FRACTIONS) - 1)]
+    picked = rng.choice(len(items), max(1, int(fraction * len(items))), replace=False)
+    return [items[j] for j in np.sort(picked)]
+
+
+def improve(problem: Problem, rules: Rules, solution: Solution, *,
+            prepared: tuple[Discretized, np.ndarray], deadline: float, moves: int = MOVES,
+            seed: int = 0, pins: str = "compare", **plan_options) -> tuple[Solution, list[int]]:
+    """Tries `moves` local moves on `solution` (module docstring) until `deadline` (a
+    `time.perf_counter()` value). Returns the best solution found (`solution` itself when no
+    move pays) and [moves kept, moves tried]. `prepared`: `(discretize(problem, rules),
+    benefit_estimate(...))`. `pins` and `plan_options` go to `plan` (its grow pass)."""
+    d, estimate = prepared
+    rng = np.random.default_rng(seed)
+    best, kept, tried = solution, 0, 0
+    while tried < moves and time.perf_counter() < deadline:
+        items = removal_order(problem, d, estimate, best.action)
+        if not items:
+            break
+        ruined = _ruin(tried, items, problem, rng)
+        tried += 1
+        if not ruined:  # a window where nothing is placed
+            continue
+        decisions = best.action.copy()
+        decisions[np.concatenate(ruined)] = DROP
+        candidate = plan(problem, rules, pins=pins, prepared=prepared, deadline=deadline,
+                         decisions=decisions, **plan_options).solution
+        if candidate.ret > best.ret + 1e-12 and not candidate.metadata.get("stopped_early"):
+            best, kept = candidate, kept + 1
+    return best, [kept, tried]

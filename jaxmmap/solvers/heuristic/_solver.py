@@ -1,0 +1,122 @@
+"""The heuristic solver: the plans of `PLANS` while the budget lasts, the best one improved by
+local moves (`_moves.improve`), and the replay of a plan in the game."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmmap import game
+from jaxmmap.instance import make_instance
+from jaxmmap.play import Policy, rollout, to_solution
+from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
+from jaxmmap.rules import Rules, discretize
+from jaxmmap.solvers.base import Anytime, Result
+from jaxmmap.solvers.heuristic._moves import MOVES, improve
+from jaxmmap.solvers.heuristic._plan import MAX_OVERLAP, MIN_OVERLAP, PREFERRED_OVERLAP, benefit_estimate, plan
+
+__all__ = ["PLANS", "heuristic", "plan_policy", "replay"]
+
+# The heuristic's plans, in the order it makes them (`plan`'s pin modes): XLA's with pins where
+# they pay; the pinning greedy alone (cheap; so the heuristic never returns less than the
+# `pinning` solver); the pinning greedy's pins of the tensors XLA would keep, then XLA's for the
+# rest; the same with all the greedy's pins; the older game's plan, without pins.
+PLANS = ("compare", "only", "first-kept", "first", "never")
+
+# Fallback preference of the replay, per planned action.
+_PREFERENCE = np.array([[COPY, NOCOPY, DROP], [NOCOPY, COPY, DROP], [DROP, NOCOPY, COPY]],
+                       np.int32)
+
+
+
+def plan_policy(planned: jax.Array) -> Policy:
+    """A game policy that plays `planned[cursor]` when legal, else its fallback (module doc)."""
+    preference = jnp.asarray(_PREFERENCE)
+
+    def policy(key: jax.Array, state: game.State) -> jax.Array:
+        del key
+        legal = game.legal_action_mask(state)
+        order = preference[planned[state.board.cursor]]
+        first = jnp.argmax(legal[order])
+        return order[first].astype(jnp.int32)
+
+    return policy
+
+
+def heuristic(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
+              mode: str = "plan", pins: str | None = None, preferred_overlap: float = PREFERRED_OVERLAP,
+              min_overlap: float = MIN_OVERLAP, max_overlap: float = MAX_OVERLAP,
+              moves: int = MOVES) -> Result:
+    """The XLA-style heuristic (deterministic: `seed` is unused, and the result depends on the
+    time only through how many plans and moves fit the budget). `mode`: "plan" (its own
+    placement), "game" (the best plan's decisions replayed in the game) or "best" (the better of
+    the two). `pins`: one plan's pin mode (`plan`); None (default) makes the plans of `PLANS` in
+    turn while the budget lasts (the first always) and keeps the best. A plan still running when
+    the budget ends stops placing (`plan(deadline=...)`; `info["stopped_early"]`), so the
+    budget bounds the time on programs of any size. Then, with the time left, at most `moves`
+    local moves improve the best plan (`improve`; 0: none). `info` has `plan_returns` (per plan
+    made), `chosen`, `plan_return` (the best plan's, before the moves), `moves` ([kept, tried]),
+    `planned_placed` (buffers the best plan placed), `placed` (after the moves), `pins` (outputs
+    pinned), and with a replay `game_return`, `followed` (buffers on which the replay could
+    follow the plan) and `restores`."""
+    del seed
+    if mode not in ("plan", "game", "best"):
+        raise ValueError(f"mode must be 'plan', 'game' or 'best', got {mode!r}")
+    clock = Anytime(budget_s)
+    d = discretize(problem, rules)
+    prepared = (d, benefit_estimate(problem, d))
+    if pins is not None:
+        modes = [pins]
+    else:
+        modes = list(PLANS) if (d.pinnable & problem.is_output).any() else ["never"]
+    best, returns = None, {}
+    deadline = clock.start + budget_s
+    for k, pins_mode in enumerate(modes):
+        if k >= 1 and clock.out_of_time():
+            break
+        p = plan(problem, rules, pins=pins_mode, preferred_overlap=preferred_overlap,
+                 min_overlap=min_overlap, max_overlap=max_overlap, prepared=prepared,
+                 deadline=deadline)
+        returns[pins_mode] = float(p.solution.ret)
+        if best is None or p.solution.ret > best.solution.ret:
+            best = p
+    info = {"plan_returns": returns, "chosen": best.solution.metadata["pins"],
+            "plan_return": float(best.solution.ret), "planned_placed": int(np.sum(best.action != DROP)),
+            "pins": int(np.sum((best.action == NOCOPY) & problem.is_output)),
+            "stopped_early": bool(best.solution.metadata.get("stopped_early", False))}
+    if mode in ("plan", "best"):
+        clock.offer(dataclasses.replace(best.solution, solver="heuristic"))
+        improved, info["moves"] = improve(
+            problem, rules, best.solution, prepared=prepared, deadline=deadline, moves=moves,
+            pins=pins or "compare", preferred_overlap=preferred_overlap, min_overlap=min_overlap,
+            max_overlap=max_overlap)
+        if improved is not best.solution:
+            clock.offer(dataclasses.replace(improved, solver="heuristic"))
+        info["placed"] = int(np.sum(improved.action != DROP))
+    if mode in ("game", "best"):
+        solution = replay(problem, best.action, rules)
+        info.update(game_return=float(solution.ret),
+                    followed=int(np.sum(solution.action == best.action)),
+                    restores=int(solution.metadata["restores"]))
+        clock.offer(solution)
+    return clock.result(**info)
+
+
+def replay(problem: Problem, planned: np.ndarray, rules: Rules = Rules(), *,
+           solver: str = "heuristic") -> Solution:
+    """Plays `planned` (an action per buffer) in the JAX game with the fallback order of the
+    module docstring and the Drop-backup; returns the finished game's solution."""
+    instance = make_instance(problem, rules)
+    padded = np.full(instance.width.shape[0], DROP, np.int32)
+    padded[: problem.num_buffers] = planned
+    state = _replay_game(instance, jnp.asarray(padded))
+    return to_solution(problem, state, rules, solver=solver)  # raises if the game was lost
+
+
+@jax.jit
+def _replay_game(instance, planned):
+    """One compile per padded shape, shared by every call of `replay`."""
+    return rollout(instance, jax.random.key(0), plan_policy(planned), backup=True)
