@@ -101,6 +101,7 @@ import scipy.sparse
 from ortools.linear_solver.python import model_builder_helper as mbh
 from ortools.sat.python import cp_model
 
+from jaxmmap.files import UserError
 from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
 from jaxmmap.rules import TICK_BUDGET, Rules, tick_scale
 from jaxmmap.solvers.base import Anytime, Refused, Result
@@ -570,6 +571,21 @@ class _Model:
         for k, value in enumerate(values):
             self.m.add_hint(self.m.get_int_var_from_proto_index(k), value)
 
+    def keep(self, sol: Solution) -> None:
+        """Constrains every use that `sol` serves from fast memory to stay served, by the same
+        action (a Copy stays a Copy; a NoCopy stays a NoCopy: kept, or pinned for an output);
+        the other uses stay free. Offsets, allocations and copy intervals are not fixed."""
+        for i, b in enumerate(self.B):
+            a = int(sol.action[i])
+            if a == DROP:
+                continue
+            lits = [b.copy] if a == COPY else [b.nocopy_bare, b.nocopy_alloc, b.pin]
+            lits = [lit for lit in lits if lit is not None]
+            if not lits:
+                raise ValueError(f"buffer {i} cannot be a {'Copy' if a == COPY else 'NoCopy'}, "
+                                 "but the decisions make it one")
+            self.m.add_bool_or(lits)
+
     def stats(self) -> dict:
         proto = self.m.proto
         return {"variables": len(proto.variables), "constraints": len(proto.constraints),
@@ -578,7 +594,8 @@ class _Model:
 
 def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
           workers: int = 2, max_buffers: int | None = MAX_BUFFERS,
-          hint: Solution | str | None = "greedy", log: bool = False) -> Result:
+          hint: Solution | str | None = "greedy", decisions: Solution | None = None,
+          log: bool = False) -> Result:
     """Solves the physical problem with CP-SAT within `budget_s` seconds (module docstring).
 
     Args:
@@ -590,6 +607,13 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
       hint: a solution to start from: ``"greedy"`` (the default) plays the greedy game first
         (its time counts), a `Solution`, or None. It is completed into a full assignment of the
         model and given to CP-SAT, and counts as a solution found.
+      decisions: the fixed-decisions mode (Python only): every use this solution serves from
+        fast memory stays served, by the same action (Copy, or NoCopy: kept or pinned), at any
+        offset, allocation and copy interval; the other uses are free. Its optimum is the best
+        placement and growth of those decisions, the reference for `placer.place` (which may
+        beat it only by dropping decisions, in its local moves). It is also the default hint
+        and the fallback; ``info["bound"]`` then bounds the placements of these decisions, and
+        ``status`` is "infeasible" if they lie outside the model (decision 1).
       log: print CP-SAT's search log.
 
     Every solution CP-SAT reports is decoded, checked by the validator and recorded (the
@@ -599,6 +623,11 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
         raise Refused(f"cpsat builds its model for up to {max_buffers} buffers, not "
                          f"{problem.num_buffers} (max_buffers=None to force; upper_bound() "
                          "bounds any size)")
+    if decisions is not None and not isinstance(decisions, Solution):
+        raise UserError("cpsat's decisions must be a Solution (from Python), got "
+                        f"{type(decisions).__name__}")
+    if not (hint is None or isinstance(hint, Solution) or hint == "greedy"):
+        raise UserError(f"cpsat's hint must be 'greedy', a Solution or None, got {hint!r}")
     clock = Anytime(budget_s)
     lp_bound = upper_bound(problem, rules=rules)
     fallback = all_drop(problem)
@@ -614,10 +643,13 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
             info.setdefault("invalid_solutions", []).append(str(report))
 
     model = _Model(problem, rules)
+    if decisions is not None:
+        model.keep(decisions)
+        info["decisions_from"] = float(decisions.ret)
+        hint = decisions if isinstance(hint, str) else hint
+        fallback = dataclasses.replace(decisions, solver="cpsat")  # valid, if outside the model
     info.update(model.stats(), build_seconds=clock.elapsed())
     if isinstance(hint, str):
-        if hint != "greedy":
-            raise ValueError(f"hint must be a Solution, 'greedy' or None, got {hint!r}")
         from jaxmmap.solvers.simple import greedy
 
         # The greedy game costs a compile; not worth it once half the budget is gone.
@@ -645,7 +677,7 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
     status = solver.solve(model.m, Callback())
     if status == cp_model.MODEL_INVALID:
         raise RuntimeError(f"CP-SAT rejects the model: {model.m.validate()}")
-    if status == cp_model.INFEASIBLE:  # all-Drop satisfies the model: a bug if ever seen
+    if status == cp_model.INFEASIBLE and decisions is None:  # all-Drop satisfies the model
         raise RuntimeError("CP-SAT claims the model infeasible, but all-Drop satisfies it")
     found = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     # Scaled coefficients were rounded up, so the scaled optimum bounds the real one; one unit
@@ -653,7 +685,8 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
     cp_bound = (solver.best_objective_bound + 1.0) / model.obj_scale if found else math.inf
     if clock.best is None or fallback.ret > clock.best.ret:
         clock.offer(fallback)
-    info.update(status={cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible"}.get(
+    info.update(status={cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible",
+                        cp_model.INFEASIBLE: "infeasible"}.get(
         status, "unknown"), proven_optimal=status == cp_model.OPTIMAL, cpsat_bound=cp_bound,
         bound=min(cp_bound, lp_bound), solve_seconds=clock.elapsed() - solve_start)
     return clock.result(**info)
