@@ -85,7 +85,7 @@ def _train():
     if best is not None:  # the agent's decisions placed physically and grown (jaxmmap.place)
         from jaxmmap.solvers.placer import place
 
-        best = placed = place(problem, best, rules=rules, max_moves=64,
+        best = placed = place(problem, best, rules=rules,
                               budget_s=min(60.0, max(1.0, 0.1 * config.budget_s)))
     if heuristic is not None and (best is None or heuristic.ret > best.ret):
         best = heuristic

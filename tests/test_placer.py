@@ -27,10 +27,10 @@ def test_the_placed_solution_is_valid_and_never_worse(k, solver):
     problem = _problems()[k]
     rules = Rules(columns=auto_columns(problem))
     raw = solve(problem, solver, budget_s=0.5, seed=k, rules=rules).solution
-    placed = place(problem, raw, budget_s=60, max_moves=10)
+    placed = place(problem, raw, budget_s=60, moves=10)
     assert validate(problem, placed).ok
     assert placed.ret >= raw.ret
-    again = place(problem, raw, budget_s=60, max_moves=10)
+    again = place(problem, raw, budget_s=60, moves=10)
     np.testing.assert_array_equal(placed.action, again.action)  # deterministic
     np.testing.assert_array_equal(placed.offset, again.offset)
 
@@ -39,14 +39,15 @@ def test_growth_adds_to_game_solutions():
     problem = generate(2, num_instructions=300)
     rules = Rules(columns=auto_columns(problem))
     raw = solve(problem, "greedy", budget_s=1, rules=rules).solution
-    grown = place(problem, raw, budget_s=60, moves=False)
+    grown = place(problem, raw, budget_s=60, moves=0)
     assert grown.ret > raw.ret
-    placed = place(problem, raw, budget_s=60, max_moves=20)
-    assert placed.ret >= grown.ret
-    assert placed.solver == "greedy+placed" and placed.metadata["placed_from"] == raw.ret
-    # the decisions the game made stay made (where the placement could keep them)
-    kept = (raw.action != DROP) & (placed.action != DROP)
+    assert grown.solver == "greedy+placed" and grown.metadata["placed_from"] == raw.ret
+    # without moves, the decisions the game made stay made (where the placement could keep them)
+    kept = (raw.action != DROP) & (grown.action != DROP)
     assert kept.sum() >= 0.9 * (raw.action != DROP).sum()
+    placed = place(problem, raw, budget_s=60, moves=20)
+    assert placed.ret > grown.ret  # the local moves pay here (20 tried)
+    assert placed.metadata["moves"][0] >= 1 and placed.metadata["moves"][1] == 20
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -64,3 +65,54 @@ def test_an_invalid_input_is_refused():
     import dataclasses
     with pytest.raises(SolutionRejected):
         place(problem, dataclasses.replace(raw, ret=raw.ret + 1))
+
+
+def _zero_size(problem):
+    """`problem` with a third of its unaliased tensors made zero-size (no bytes, no demand)."""
+    import dataclasses
+
+    tensors = np.unique(problem.tensor_id[problem.alias_id < 0])[::3]
+    zero = np.isin(problem.tensor_id, tensors) & (problem.alias_id < 0)
+    return dataclasses.replace(problem, size=np.where(zero, 0, problem.size),
+                               demand=np.where(zero, 0.0, problem.demand))
+
+
+def test_zero_size_buffers_and_nocopy_chains_are_placed():
+    problem = _zero_size(generate(4, num_instructions=60, inplace_prob=0.3))
+    rules = Rules(columns=auto_columns(problem))
+    raw = solve(problem, "random", budget_s=1, rules=rules, place=False).solution
+    placed = place(problem, raw, rules=rules, budget_s=60, moves=10)
+    assert validate(problem, placed).ok and placed.ret >= raw.ret
+    zero = problem.size == 0
+    assert (placed.action[zero] != DROP).any()  # placed, at no cost
+    keeps = (placed.action == 1) & ~problem.is_output  # NoCopy uses served from an earlier one
+    assert keeps.any()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fixed_decisions_cpsat_bounds_the_placement_of_those_decisions(seed):
+    """CP-SAT with the decisions kept: every decided use stays placed by the same action, and
+    its proven optimum is at least what the placer's placement and growth (no moves) reach."""
+    problem = generate(seed, num_instructions=10, memory_fraction=0.3, inplace_prob=0.3)
+    rules = Rules(columns=64)
+    raw = solve(problem, "random", budget_s=0.5, seed=seed, rules=rules, place=False).solution
+    exact = solve(problem, "cpsat", budget_s=60, rules=rules, decisions=raw)
+    assert exact.info["proven_optimal"]
+    kept = exact.solution
+    decided = raw.action != DROP
+    np.testing.assert_array_equal(kept.action[decided], raw.action[decided])
+    assert kept.ret >= raw.ret
+    grown = place(problem, raw, rules=rules, budget_s=60, moves=0)
+    if (grown.action[decided] == raw.action[decided]).all():  # it kept every decision
+        assert grown.ret <= kept.ret + 1e-9
+    free = solve(problem, "cpsat", budget_s=60, rules=rules)
+    assert kept.ret <= free.info["bound"] + 1e-9
+
+
+def test_fixed_decisions_from_the_command_line_are_one_clear_error():
+    from jaxmmap.files import UserError
+
+    with pytest.raises(UserError, match="decisions must be a Solution"):
+        solve(bundled("tiny"), "cpsat", budget_s=1, decisions=[1, 2])
+    with pytest.raises(UserError, match="hint must be"):
+        solve(bundled("tiny"), "cpsat", budget_s=1, hint="nothing")

@@ -398,39 +398,42 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
 
 def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), **options
          ) -> Result:
-    """MMap-MuZero-prod: the heuristic, then the agent for the rest of the budget, its best game
-    placed physically (`placer.place`, with the last tenth of the budget); the better of the two
-    (the heuristic's seconds count against the budget). With a `demonstration_fraction`, the
+    """MMap-MuZero-prod: the heuristic's plan, then the agent for the rest of the budget, its best
+    game placed physically and improved by local moves (`placer.place`, with the last
+    `PLACE_SHARE` of the budget; the heuristic's plan instead if no agent game finished); the
+    better of the two (the heuristic's seconds count against the budget). With a `demonstration_fraction`, the
     agent also learns from the heuristic's decisions as the game plays them."""
     from jaxmmap.solvers.heuristic import heuristic, replay
-    from jaxmmap.solvers.placer import place
+    from jaxmmap.solvers.placer import PLACE_SHARE, place
 
     start = time.perf_counter()
-    base = heuristic(problem, budget_s, seed, rules=rules)
+    base = heuristic(problem, budget_s, seed, rules=rules, moves=0)  # its plan; the moves come last
     if options.get("demonstration_fraction"):
         options["demonstration"] = replay(problem, base.solution.action, rules).action
     left = budget_s - (time.perf_counter() - start)
     trace = [(base.seconds, base.solution.ret)]
-    solution, agent_ret, placed_ret = base.solution, None, None
+    solution, agent_ret, agent = base.solution, None, None
     if left > 0:
         try:
-            agent = muzero(problem, 0.9 * left, seed, rules=rules, **options)
+            agent = muzero(problem, (1 - PLACE_SHARE) * left, seed, rules=rules, **options)
         except NoGameError:  # no agent game finished: the heuristic stands
             agent = None
         if agent is not None:
             agent_ret = agent.solution.ret
             offset = time.perf_counter() - start - agent.seconds
             trace += [(offset + t, r) for t, r in agent.trace if r > trace[-1][1]]
-            placed = place(problem, agent.solution, rules=rules, max_moves=64,
-                           budget_s=max(budget_s - (time.perf_counter() - start), 1e-3))
-            placed_ret = placed.ret
-            if placed.ret > trace[-1][1]:
-                trace.append((time.perf_counter() - start, placed.ret))
-            if placed.ret > solution.ret:
-                solution = dataclasses.replace(placed, solver="muzero-prod")
+    # Last: the agent's best game placed and improved by local moves (the heuristic's plan, if
+    # no agent game finished), with the rest of the budget.
+    placed = place(problem, agent.solution if agent is not None else base.solution, rules=rules,
+                   budget_s=max(budget_s - (time.perf_counter() - start), 1e-3), seed=seed)
+    placed_ret = placed.ret if agent is not None else None
+    if placed.ret > trace[-1][1]:
+        trace.append((time.perf_counter() - start, placed.ret))
+    if placed.ret > solution.ret:
+        solution = dataclasses.replace(placed, solver="muzero-prod")
     return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start,
                   info={"heuristic": base.solution.ret, "agent": agent_ret,
-                        "agent_placed": placed_ret if agent_ret is not None else None})
+                        "agent_placed": placed_ret})
 
 
 # The options `solve` accepts besides keyword arguments: AgentConfig's fields (prod passes

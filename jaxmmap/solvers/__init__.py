@@ -27,6 +27,8 @@ from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.solvers.exhaustive import exhaustive
 from jaxmmap.solvers.heuristic import heuristic
 from jaxmmap.solvers.pinning import pinning
+from jaxmmap.solvers.placer import PLACE_RESERVE_S, PLACE_SHARE
+from jaxmmap.solvers.placer import place as place_solution
 from jaxmmap.solvers.simple import greedy, random_search
 from jaxmmap.validator import validate
 
@@ -65,9 +67,6 @@ SOLVERS = {
 #: The solvers whose solutions `solve` places by default: those that play the game, whose own
 #: placement follows the game's fixed rules (the heuristic, pinning and CP-SAT place physically).
 PLACED = frozenset({"random", "greedy", "es", "egrl", "mcts", "muzero"})
-#: The share of the budget kept for the placer (at most `PLACE_RESERVE_S` seconds), and the
-#: local moves it tries (a fixed number, so that a run is deterministic when the budget allows).
-PLACE_SHARE, PLACE_RESERVE_S, PLACE_MOVES = 0.1, 30.0, 64
 
 __all__ = ["PLACED", "SOLVERS", "Anytime", "InvalidSolution", "Refused", "Result", "check_options",
            "solve"]
@@ -109,8 +108,8 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
 
     `place` (default: for the solvers in `PLACED`): keep `PLACE_SHARE` of the budget (at most
     `PLACE_RESERVE_S`) for `placer.place`, which places the solution's decisions physically
-    and grows them; the better of the two is returned, `info["raw_return"]` is the solver's own
-    return, and the trace ends with the placed one."""
+    and grows them; the better of the two is returned, `Result.raw` is the solver's own solution
+    (`info["raw_return"]` its return), and the trace ends with the placed one."""
     check_options(solver, options, budget_s)
     place = solver in PLACED if place is None else place
     start = time.perf_counter()
@@ -121,15 +120,14 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
         raise InvalidSolution(f"{solver} returned an invalid solution:\n{report}")
     if not place:
         return result
-    from jaxmmap.solvers.placer import place as place_solution
-
     left = budget_s - (time.perf_counter() - start)
     placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3),
-                            max_moves=PLACE_MOVES)
+                            seed=seed)
     seconds = time.perf_counter() - start
     info = {**result.info, "raw_return": float(result.solution.ret)}
     trace = result.trace
     if placed is not result.solution:
         trace = (*trace, (seconds, float(placed.ret)))
         info["placed"] = placed.metadata.get("moves")
-    return dataclasses.replace(result, solution=placed, trace=trace, seconds=seconds, info=info)
+    return dataclasses.replace(result, solution=placed, trace=trace, seconds=seconds, info=info,
+                               raw=result.solution)

@@ -31,12 +31,15 @@ class Result:
         curve of the comparison harness.
       seconds: wall time used.
       info: solver-specific figures (games played, nodes searched, proven optimal...).
+      raw: with `solvers.solve(place=True)`, the solver's own solution before the placer (its
+        return is `info["raw_return"]`); else None.
     """
 
     solution: Solution
     trace: tuple[tuple[float, float], ...]
     seconds: float
     info: dict
+    raw: Solution | None = None
 
 
 class Anytime:

@@ -5,15 +5,17 @@ a game solution's decisions are often worth more than the game's own placement o
 keeps the decisions (which uses are served from fast memory, by Copy or NoCopy) and places them
 again with the heuristic's machinery (`heuristic.plan(decisions=...)`): best-fit offsets, alias
 groups at one offset, copy windows chosen near the preferred overlap, the copy engine and the
-supply checked exactly (earliest deadline first). Then it grows the plan: every use still in slow
-memory is offered to the heuristic's own rules, in its order (benefit per sqrt(size)). Then,
-while the budget lasts, local moves: take one placed work item (a tensor, or an alias group) out
-of the decisions, the least valuable per byte-step first, place the rest and grow again; keep the
-move when the return rises, and start over from the new plan.
+supply checked exactly (earliest deadline first). Decisions that do not fit are repacked: the
+placement is made again with them first (`REPACK_ROUNDS`), and the best kept. Then it grows:
+every use still in slow memory is offered to the heuristic's own rules, in its order (benefit per
+sqrt(size)). Then,
+while the budget lasts, local moves (`heuristic.improve`, ruin and recreate): take some placed
+work items out of the decisions (the least valuable per byte-step, those live in a window of
+steps, or a random share), place the rest, grow again, and keep the move when the return rises.
 
 The contract: the result is validated, and it is never worse than the input (the input is
-returned when the placement does not beat it). Deterministic; a budget bounds it (a placement
-still running when it ends stops placing and stays valid).
+returned when the placement does not beat it). Deterministic for a given number of moves; a
+budget bounds it (a placement still running when it ends stops placing and stays valid).
 
     placed = jaxmmap.place(problem, solution, budget_s=10)
 """
@@ -27,35 +29,50 @@ import numpy as np
 
 from jaxmmap.problem import DROP, Problem, Solution
 from jaxmmap.rules import Rules, auto_columns, discretize
-from jaxmmap.solvers.heuristic import _benefit_estimate, plan
+from jaxmmap.solvers.heuristic import MOVES, benefit_estimate, improve, plan
 from jaxmmap.validator import check_solution
 
-__all__ = ["place"]
+__all__ = ["PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "place"]
+
+#: The share of a game solver's budget kept for the placer by `solvers.solve` and `muzero-prod`
+#: (at most `PLACE_RESERVE_S` seconds). It tries its default number of local moves
+#: (`heuristic.MOVES`, a fixed number, so that a run is deterministic when the budget allows).
+#: Measured (benchmarks/placer_targets.py, 30 s runs):
+#: with a tenth, the moves that lift a game solution past the heuristic's plan often did not
+#: fit (a 745-buffer program: about 20 moves in 3 s), while the game solvers' own last 20% of
+#: the budget rarely added as much.
+PLACE_SHARE, PLACE_RESERVE_S = 0.3, 60.0
 
 
-def _removal_order(problem: Problem, d, estimate: np.ndarray, action: np.ndarray) -> list[np.ndarray]:
-    """The placed work items (alias groups whole, other tensors whole), least estimated benefit
-    per byte-step first: the candidates of a local move."""
-    placed = action != DROP
-    key = np.where(problem.alias_id >= 0, d.group, -1 - d.tensor)
-    order = np.argsort(key, kind="stable")
-    items = np.split(order, np.flatnonzero(np.diff(key[order])) + 1) if key.size else []
-    scored = []
-    for members in items:
-        if not placed[members].any():
-            continue
-        area = float(problem.size[members].max()) * float(
-            problem.live_end[members].max() - problem.live_start[members].min() + 1)
-        scored.append((float(estimate[members][placed[members]].sum()) / max(area, 1.0),
-                       int(members[0]), members))
-    scored.sort(key=lambda row: row[:2])
-    return [members for _, _, members in scored]
+#: Placements of the decisions tried at most after the first, each with the decisions that did
+#: not fit before moved to the front.
+REPACK_ROUNDS = 3
+
+
+def _placement(problem: Problem, rules: Rules, decisions: np.ndarray, *, prepared, deadline: float,
+               grow: bool) -> Solution:
+    """The best placement of `decisions` (grown, with `grow`): placed in the heuristic's order,
+    then, while some did not fit, again with those first (squeaky-wheel repacking: the items
+    that failed get the free room before the ones that took it)."""
+    decided = decisions != DROP
+    first = np.zeros(problem.num_buffers, bool)
+    best = None
+    for _ in range(REPACK_ROUNDS + 1):
+        placed = plan(problem, rules, pins="compare", prepared=prepared, deadline=deadline,
+                      decisions=decisions, grow=grow, first=first).solution
+        if best is None or placed.ret > best.ret:
+            best = placed
+        lost = decided & (placed.action == DROP)
+        if not (lost & ~first).any() or time.perf_counter() >= deadline:
+            break
+        first |= lost
+    return best
 
 
 def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
-          budget_s: float = 10.0, grow: bool = True, moves: bool = True,
-          max_moves: int | None = None) -> Solution:
-    """`solution`'s decisions placed again, grown, and validated; never worse than `solution`.
+          budget_s: float = 10.0, grow: bool = True, moves: int = MOVES, seed: int = 0) -> Solution:
+    """`solution`'s decisions placed again, grown, improved, and validated; never worse than
+    `solution`.
 
     Args:
       problem: the problem.
@@ -64,13 +81,13 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
         under, else `Rules(columns=auto)`.
       budget_s: wall-clock seconds (> 0).
       grow: after placing the decisions, offer the uses left in slow memory to the heuristic.
-      moves: then try local moves (module docstring) while the budget lasts.
-      max_moves: try at most this many moves. The result depends on the time only through how
-        many moves fit the budget: with `max_moves` reached first, it is deterministic.
+      moves: then try at most this many local moves while the budget lasts (0: none; module
+        docstring). The result depends on the time only through how many moves fit the budget.
+      seed: seeds the local moves.
 
     Returns the better of the placed solution and `solution`. A placed one has the solver
     `"<solver>+placed"` and metadata `placed_from` (the input's return), `placed_decisions` (how
-    many of the input's placed uses the placement kept) and `moves` (local moves kept, tried).
+    many of the input's placed uses it kept), `moves` ([kept, tried]) and `seconds`.
     """
     start = time.perf_counter()
     if not budget_s > 0:
@@ -81,36 +98,24 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
                                                                            "output_nocopy")}
         rules = Rules(**known) if known else Rules(columns=auto_columns(problem))
     d = discretize(problem, rules)
-    prepared = (d, _benefit_estimate(problem, d))
+    prepared = (d, benefit_estimate(problem, d))
     deadline = start + budget_s
-
-    def attempt(decisions):
-        return plan(problem, rules, pins="compare", prepared=prepared, deadline=deadline,
-                    decisions=decisions, grow=grow).solution
-
-    placed = attempt(solution.action)
-    kept_moves = tried = 0
-    if moves and grow:
-        improved = True
-        while improved and time.perf_counter() < deadline:
-            improved = False
-            for members in _removal_order(problem, d, prepared[1], placed.action):
-                if time.perf_counter() >= deadline or (max_moves is not None and tried >= max_moves):
-                    break
-                decisions = placed.action.copy()
-                decisions[members] = DROP
-                tried += 1
-                candidate = attempt(decisions)
-                if candidate.ret > placed.ret + 1e-12 and not candidate.metadata.get("stopped_early"):
-                    placed, improved = candidate, True
-                    kept_moves += 1
-                    break
+    placed = _placement(problem, rules, solution.action, prepared=prepared, deadline=deadline,
+                        grow=grow)
+    counts = [0, 0]
+    if grow and moves > 0:
+        # Moves start from the better of the two: a placement that lost decisions it could not
+        # fit may still be a worse start than the input itself.
+        origin = placed if placed.ret >= solution.ret else solution
+        improved, counts = improve(problem, rules, origin, prepared=prepared, deadline=deadline,
+                                   moves=moves, seed=seed)
+        placed = improved if improved is not origin else placed
     if placed.ret <= solution.ret:
         return solution
     kept = int(((placed.action != DROP) & (solution.action != DROP)).sum())
     placed = dataclasses.replace(placed, solver=f"{solution.solver}+placed", metadata={
         **placed.metadata, "placed_from": float(solution.ret), "placed_decisions": kept,
-        "moves": [kept_moves, tried], "seconds": time.perf_counter() - start})
+        "moves": counts, "seconds": time.perf_counter() - start})
     report = check_solution(problem, placed, what="the placed solution")  # a bug if it fails
     assert report.ok
     return placed
