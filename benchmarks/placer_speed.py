@@ -5,10 +5,12 @@ so the ratio should stay near 1 at every size).
     python benchmarks/placer_speed.py                   # 5,000 and 25,000 buffers
     python benchmarks/placer_speed.py --sizes 1000 5000 25000 75000
 
-For each size: a generated program of about that many buffers, the greedy game's solution of it
-(the input), then `place(..., moves=False)` (placing and growing, no local moves, which use
-whatever budget is left) and `heuristic.plan` once. Targets (issue 15): under 1 s at 5,000
-buffers and under 10 s at 25,000 on the 2-core CPU.
+For each size: a generated program of about that many buffers, a solution of it (the input:
+`--input pinning`, the default, is the pinning greedy's, fast at any size; `--input greedy` is the
+greedy game's, whose own run takes minutes at 25,000 buffers), then `place(..., moves=0)`
+(placing and growing; the local moves are anytime and use whatever budget is left) and
+`heuristic.plan` once. Targets (issue 15): under 1 s at 5,000 buffers and under 10 s at 25,000
+on the 2-core CPU.
 """
 
 from __future__ import annotations
@@ -26,15 +28,16 @@ from jaxmmap.solvers.placer import place
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 25000])
+    parser.add_argument("--input", choices=("pinning", "greedy"), default="pinning")
     args = parser.parse_args()
     print("| buffers | input return | placed return | place (s) | one heuristic plan (s) | ratio |")
     print("|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes:
         problem = generate(0, num_instructions=max(8, round(size / 3.0)))
         rules = Rules(columns=auto_columns(problem))
-        raw = solve(problem, "greedy", budget_s=600, rules=rules).solution
+        raw = solve(problem, args.input, budget_s=600, rules=rules, place=False).solution
         t0 = time.perf_counter()
-        placed = place(problem, raw, rules=rules, budget_s=600, moves=False)
+        placed = place(problem, raw, rules=rules, budget_s=600, moves=0)
         t_place = time.perf_counter() - t0
         t0 = time.perf_counter()
         plan(problem, rules)
