@@ -4,7 +4,7 @@ Files and checks:   load_problem, save_problem, load_solution, save_solution, va
                     check_solution (validate or refuse: SolutionRejected), UserError (a mistake
                     of the user's; ProblemError and SolutionRejected are ones), docs/promises.md
 The game:           Rules, make_instance, init, step, legal_action_mask, State, Environment
-Playing:            play, rollout, to_solution, random_policy, greedy_policy
+Playing:            play, rollout, rollouts, nth_game, to_solution, random_policy, greedy_policy
 Instances:          generate (random programs), bundled (instances shipped with the package),
                     from_jax / from_hlo_text (real programs), benchmarks (the bundled suite)
 Results:            latency (the simulated run of a solution: Timeline), plots, report,
@@ -19,7 +19,7 @@ from jaxmmap.game import State, action_rewards, init, legal_action_mask, step
 from jaxmmap.generator import bundled, generate
 from jaxmmap.importer import from_hlo_text, from_jax
 from jaxmmap.instance import Instance, bucket, make_instance
-from jaxmmap.play import greedy_policy, play, random_policy, rollout, to_solution
+from jaxmmap.play import greedy_policy, nth_game, play, random_policy, rollout, rollouts, to_solution
 from jaxmmap.problem import (
     COPY,
     DROP,
@@ -46,7 +46,7 @@ __all__ = [
     "ProblemError", "ReferenceGame", "Report", "Rules", "Solution", "State", "Timeline", "TimeStep",
     "Violation", "action_rewards", "bucket", "bundled", "generate", "greedy_policy", "init",
     "latency", "legal_action_mask", "load_problem", "load_solution", "make_instance", "play",
-    "random_policy", "rollout", "save_problem", "save_solution", "step", "to_solution",
+    "nth_game", "random_policy", "rollout", "rollouts", "save_problem", "save_solution", "step", "to_solution",
     "validate", "from_jax", "from_hlo_text", "benchmarks", "importer", "solvers",
     "SolutionRejected", "UserError", "check_solution", "place",
 ]

@@ -5,15 +5,25 @@ module with, step by step). Everything here works on padded fixed shapes, so gam
 shape and `vmap` over many games and over instances padded to common shapes
 (`jaxmmap.instance.make_instance(..., num_buffers=..., num_steps=...)`).
 
-How the JAX version computes what the reference walks through:
+How the JAX version computes what the reference walks through, so that a move's memory traffic
+follows what it touches rather than the size of the state (see `benchmarks/env_throughput.py`):
 * copy intervals: the board keeps prefix sums of the remaining supply `W` (updated in closed
-  form by each copy, so no step needs a scan) and counts over them instead of a walk;
-* free columns: a difference array over the allocations that overlap the interval in time (a
-  scatter-add over the N buffers), instead of scanning grid rows;
-* NoCopy predecessor: a per-tensor record of the allocation with the latest end;
+  form by each copy) and binary-searches them instead of a walk;
+* free columns: the grid (`jaxmmap.grid`) answers "which columns are used in steps [a, b]" from
+  block summaries and two blocks of rows, and the lowest free offset comes from bit operations
+  on those words;
+* a placed alias group's later members are checked against the grid outside the rows the group
+  already holds (its own cells fill its columns there); the records answer the rare rest;
+* per-buffer decisions are `Records` written once, at the cursor: a group's status, a tensor's
+  pin and its NoCopy predecessor are read from the record of their previous buffer, which is
+  always below the cursor, so a Drop-backup restore rewinds the cursor and leaves the records;
+* the Drop-backup is saved at a clean cut, known from two counters (open groups, open pins);
+  the grid saves and restores itself by flipping block planes, the rest is a small `Snapshot`;
 * the next buffer's candidate placements are computed once, at the end of each step, and kept in
   the state: they give the legal mask, tell whether the new state is infeasible, and are applied
-  by the next step.
+  by the next step (with what the move needs of the records, so that it reads none it writes).
+For many games, `jaxmmap.play.rollouts` runs one loop over the batch: `vmap` of a per-game loop
+would select every game's whole state on every move.
 """
 
 from __future__ import annotations
@@ -22,59 +32,146 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from jaxmmap import grid as memory
 from jaxmmap.instance import Instance
 
 COPY, NOCOPY, DROP = 0, 1, 2
+_ACTION, _PINNED, _SOLID = 3, 4, 8  # `Records.bits`
+_DROPPED, _FORBIDDEN = 1, 2  # `Board.marks`
 UNDECIDED, PLACED, DROPPED = 0, 1, 2  # group status
 PIN_FREE, PINNED, PIN_FORBIDDEN = 0, 1, 2  # tensor pin status
 
 
+def index_dtype(instance: Instance):
+    """The integer type of the per-buffer records: int16 when every index, step and column fits
+    (N, T + 1 and C below 2**15), int32 otherwise. Static: it follows from the shapes."""
+    n, t = instance.width.shape[0], instance.supply.shape[0]
+    return jnp.int16 if max(n, t + 1, instance.grid_words * 32) < 2 ** 15 else jnp.int32
+
+
+@struct.dataclass
+class Records:
+    """What was decided for each buffer, in the order of play. N buffers; I is `index_dtype`.
+
+    Entries at indices >= `Board.cursor` are meaningless (a Drop-backup restore leaves them as
+    they were, and the next decision of the buffer overwrites them); read them through the
+    `Board` properties, which mask them, or below the cursor.
+
+    Attributes:
+      bits: int8[N] packed: the action (COPY, NOCOPY or DROP) in bits 0-1; `_PINNED`: the
+        buffer's tensor is pinned after this buffer (an output of it was played NoCopy: the
+        tensor is only in fast memory, so its later buffers must be NoCopy); `_SOLID`: the rows
+        of its alias group's allocations so far form one interval, the hull below.
+      offset: I[N] column offset, -1 if dropped.
+      alloc_start, alloc_end: I[N] the buffer's own allocation, -1 if none.
+      latest: I[N] the buffer, among this one and the earlier buffers of its tensor, whose
+        allocation ends last (-1 if none): the tensor's NoCopy predecessor after this buffer.
+      hull_start, hull_end: I[N] the hull of the rows allocated to the buffer's alias group so
+        far (-1 if none): with `_SOLID` it tells where the group's own cells are.
+    """
+
+    bits: jax.Array
+    offset: jax.Array
+    alloc_start: jax.Array
+    alloc_end: jax.Array
+    latest: jax.Array
+    hull_start: jax.Array
+    hull_end: jax.Array
+
+
 @struct.dataclass
 class Board:
-    """Everything a move changes (what the Drop-backup saves). N buffers, T steps, C = 32 * Cw
-    grid columns, K latency tables; groups and tensors use dense ids < N.
+    """Everything a move changes. N buffers, T steps, C = 32 * Cw grid columns, K latency tables;
+    groups and tensors use dense ids < N.
+
+    A group's or a tensor's state is read from its previous buffer's record
+    (`Instance.prev_in_group`, `prev_in_tensor`), which is always below the cursor, so a
+    Drop-backup restore needs no per-buffer, per-group or per-tensor copy: it rewinds the cursor
+    and restores the `Snapshot` (supply, table masks) and the grid (`jaxmmap.grid`, which saves
+    and restores itself in O(T/R)). See `group_status`, `tensor_pin` and `tensor_end` for the
+    per-id views.
 
     Attributes:
       cursor: int32[] index of the buffer to decide.
       ret: float32[] return so far.
       supply_prefix: int32[T+1] prefix sums of the remaining copy supply W, in ticks:
         W[k] = supply_prefix[k+1] - supply_prefix[k] (see `remaining_supply`).
-      edge: bool[T] edge[k]: a copy interval spans steps k and k+1 (equation 6).
-      grid: uint32[T, Cw] occupied cells, bit c % 32 of word c // 32 for column c.
-      action: int32[N] COPY, NOCOPY, DROP, or -1 while undecided.
-      offset: int32[N] column offset, -1 if dropped or undecided.
-      alloc_start, alloc_end: int32[N] the buffer's own allocation, -1 if none.
-      copy_start, copy_end: int32[N] the buffer's copy interval, -1 if none.
-      group_status: int32[N] UNDECIDED, PLACED or DROPPED per alias group.
-      group_offset: int32[N] offset of a placed group, -1 otherwise.
-      group_left: int32[N] undecided members per group.
-      tensor_start, tensor_end, tensor_offset: int32[N] per tensor, the allocation with the
-        latest end so far (-1 if none): the NoCopy predecessor.
+      edge: uint32[ceil(T/32)] bit k % 32 of word k // 32: a copy interval spans steps k and
+        k+1 (equation 6).
+      cells: the occupied cells, a `jaxmmap.grid.Grid` (read it whole as the `grid` property).
       table_mask: int32[K] per latency table, the bits of its buffers already placed.
-      tensor_pin: int8[N] per tensor, PIN_FREE, PINNED (its output was played NoCopy: the tensor
-        is only in fast memory, so its later buffers must be NoCopy) or PIN_FORBIDDEN (by a
-        Drop-backup restore).
+      records: the per-buffer `Records`.
+      marks: int8[N] what Drop-backup restores decided for good: bit `_DROPPED` of a group id,
+        the group is dropped; bit `_FORBIDDEN` of a tensor id, pinning the tensor is forbidden.
+      open_groups: int32[] placed alias groups with undecided members.
+      open_pins: int32[] pinned tensors with undecided buffers. With `open_groups`, 0 at a clean
+        cut, where the Drop-backup is saved.
     """
 
     cursor: jax.Array
     ret: jax.Array
     supply_prefix: jax.Array
     edge: jax.Array
-    grid: jax.Array
-    action: jax.Array
-    offset: jax.Array
-    alloc_start: jax.Array
-    alloc_end: jax.Array
-    copy_start: jax.Array
-    copy_end: jax.Array
-    group_status: jax.Array
-    group_offset: jax.Array
-    group_left: jax.Array
-    tensor_start: jax.Array
-    tensor_end: jax.Array
-    tensor_offset: jax.Array
+    cells: memory.Grid
     table_mask: jax.Array
-    tensor_pin: jax.Array
+    records: Records
+    marks: jax.Array
+    open_groups: jax.Array
+    open_pins: jax.Array
+
+    def _decided(self, values: jax.Array) -> jax.Array:
+        below = jnp.arange(values.shape[-1]) < jnp.asarray(self.cursor)[..., None]
+        return jnp.where(below, values.astype(jnp.int32), -1)
+
+    @property
+    def grid(self) -> jax.Array:
+        """uint32[T, Cw] occupied cells, bit c % 32 of word c // 32 for column c."""
+        rows = memory.rows
+        for _ in range(jnp.ndim(self.cursor)):  # boards with batch axes
+            rows = jax.vmap(rows)
+        return rows(self.cells)
+
+    @property
+    def action(self) -> jax.Array:
+        """int32[N] COPY, NOCOPY, DROP, or -1 while undecided."""
+        return self._decided(self.records.bits & _ACTION)
+
+    @property
+    def offset(self) -> jax.Array:
+        """int32[N] column offset, -1 if dropped or undecided."""
+        return self._decided(self.records.offset)
+
+    @property
+    def alloc_start(self) -> jax.Array:
+        """int32[N] start of the buffer's own allocation, -1 if none."""
+        return self._decided(self.records.alloc_start)
+
+    @property
+    def alloc_end(self) -> jax.Array:
+        """int32[N] end of the buffer's own allocation, -1 if none."""
+        return self._decided(self.records.alloc_end)
+
+
+@struct.dataclass
+class Snapshot:
+    """The Drop-backup: the parts of the `Board` a restore cannot rebuild from the records (the
+    grid saves itself).
+
+    Attributes:
+      cursor: int32[]; ret: float32[]; supply_prefix: int32[T+1]; edge: uint32[ceil(T/32)];
+      table_mask: int32[K] (as in `Board`).
+    """
+
+    cursor: jax.Array
+    ret: jax.Array
+    supply_prefix: jax.Array
+    edge: jax.Array
+    table_mask: jax.Array
+
+
+def _snapshot(board: Board) -> Snapshot:
+    return Snapshot(cursor=board.cursor, ret=board.ret, supply_prefix=board.supply_prefix,
+                    edge=board.edge, table_mask=board.table_mask)
 
 
 @struct.dataclass
@@ -84,6 +181,14 @@ class Candidates:
     Attributes:
       legal: bool[3].
       offset, alloc_start, alloc_end, copy_start, copy_end: int32[3], -1 for none.
+      group_placed: bool[] the buffer's alias group is placed (before the move).
+      pinned: bool[] the buffer's tensor is pinned (before the move).
+      latest: int32[] the buffer holding the tensor's latest allocation, -1 if none.
+      latest_end: int32[] the end of that allocation, -1 if none.
+      hull_start, hull_end: int32[] the hull of the rows allocated to its group, -1 if none.
+      solid: bool[] those rows form one interval.
+      (The last seven are what the move itself needs of the records, so that a move reads no
+      record it overwrites.)
     """
 
     legal: jax.Array
@@ -92,6 +197,13 @@ class Candidates:
     alloc_end: jax.Array
     copy_start: jax.Array
     copy_end: jax.Array
+    group_placed: jax.Array
+    pinned: jax.Array
+    latest: jax.Array
+    latest_end: jax.Array
+    hull_start: jax.Array
+    hull_end: jax.Array
+    solid: jax.Array
 
 
 @struct.dataclass
@@ -101,7 +213,8 @@ class State:
     Attributes:
       instance: the (padded) problem, unchanged by moves.
       board: the current board.
-      backup: the Drop-backup board, or None when the option is off.
+      backup: the Drop-backup (a `Snapshot` of the board at the last clean cut), or None when
+        the option is off.
       backup_candidates: the candidates of the backup's buffer, or None.
       candidates: the current buffer's candidate placements (`legal_action_mask` reads them).
       reward: float32[] reward of the last move.
@@ -113,7 +226,7 @@ class State:
 
     instance: Instance
     board: Board
-    backup: Board | None
+    backup: Snapshot | None
     backup_candidates: Candidates | None
     candidates: Candidates
     reward: jax.Array
@@ -138,27 +251,31 @@ def init(instance: Instance, *, backup: bool = False) -> State:
     """The first state of a game on `instance`; `backup=True` enables the Drop-backup."""
     n, t = instance.width.shape[0], instance.supply.shape[0]
     k = instance.gain.shape[0]
-    i32 = lambda shape, v=-1: jnp.full(shape, v, jnp.int32)  # noqa: E731
+    none = jnp.full(n, -1, index_dtype(instance))
+    records = Records(bits=jnp.zeros(n, jnp.int8), offset=none, alloc_start=none, alloc_end=none,
+                      latest=none, hull_start=none, hull_end=none)
     board = Board(
         cursor=jnp.int32(0), ret=jnp.float32(0),
         supply_prefix=jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(instance.supply)]),
-        edge=jnp.zeros(t, bool), grid=jnp.zeros((t, instance.grid_words), jnp.uint32),
-        action=i32(n), offset=i32(n), alloc_start=i32(n), alloc_end=i32(n),
-        copy_start=i32(n), copy_end=i32(n), group_status=i32(n, UNDECIDED), group_offset=i32(n),
-        group_left=jnp.zeros(n, jnp.int32).at[instance.group].add(instance.valid.astype(jnp.int32)),
-        tensor_start=i32(n), tensor_end=i32(n), tensor_offset=i32(n), table_mask=i32(k, 0),
-        tensor_pin=jnp.full(n, PIN_FREE, jnp.int8))
+        edge=jnp.zeros(-(-t // 32), jnp.uint32), cells=memory.init(t, instance.grid_words),
+        table_mask=jnp.zeros(k, jnp.int32), records=records, marks=jnp.zeros(n, jnp.int8),
+        open_groups=jnp.int32(0), open_pins=jnp.int32(0))
     candidates = _candidates(instance, board)
-    return State(instance=instance, board=board, backup=board if backup else None,
+    return State(instance=instance, board=board, backup=_snapshot(board) if backup else None,
                  backup_candidates=candidates if backup else None,
                  candidates=candidates, reward=jnp.float32(0),
                  done=instance.num_buffers <= 0, lost=jnp.bool_(False), moves=jnp.int32(0),
                  restores=jnp.int32(0))
 
 
+def grid_row(board: Board, step) -> jax.Array:
+    """uint32[Cw]: the occupied cells of one step (O(Cw); `board.grid` is the whole grid)."""
+    return memory.row(board.cells, step)
+
+
 def remaining_supply(board: Board) -> jax.Array:
     """int32[T]: the remaining copy supply W per step, in ticks."""
-    return jnp.diff(board.supply_prefix)
+    return jnp.diff(board.supply_prefix, axis=-1)
 
 
 def legal_action_mask(state: State) -> jax.Array:
@@ -181,6 +298,54 @@ def _placement_reward(inst: Instance, board: Board, i) -> jax.Array:
     bit = jnp.left_shift(jnp.int32(1), inst.table_bit[i])
     dynamic = inst.gain[table, mask | bit] - inst.gain[table, mask]
     return jnp.where(inst.table[i] >= 0, dynamic, inst.benefit[i])
+
+
+def buffer_status(state: State) -> tuple[jax.Array, jax.Array]:
+    """The current buffer's alias-group status (UNDECIDED, PLACED, DROPPED) and its tensor's pin
+    status (PIN_FREE, PINNED, PIN_FORBIDDEN), as int32[] each; O(1)."""
+    inst, board = state.instance, state.board
+    i = jnp.minimum(board.cursor, inst.width.shape[0] - 1)
+    ctx = _context(inst, board, i)
+    return ctx["status"], ctx["pin"]
+
+
+def group_status(state: State) -> jax.Array:
+    """int32[N] per alias-group id: UNDECIDED, PLACED or DROPPED (a group's first decision
+    fixes its status)."""
+    inst, board = state.instance, state.board
+    first = inst.group_first
+    decided = (first >= 0) & (first < board.cursor)
+    action = board.records.bits[jnp.maximum(first, 0)] & _ACTION
+    status = jnp.where(decided, jnp.where(action == DROP, DROPPED, PLACED), UNDECIDED)
+    return jnp.where((board.marks & _DROPPED) != 0, DROPPED, status).astype(jnp.int32)
+
+
+def tensor_pin(state: State) -> jax.Array:
+    """int8[N] per tensor id: PIN_FREE, PINNED or PIN_FORBIDDEN."""
+    inst, board = state.instance, state.board
+    below = jnp.arange(inst.width.shape[0]) < board.cursor
+    pins = below & inst.is_output & ((board.records.bits & _ACTION) == NOCOPY)
+    pinned = jnp.zeros_like(pins).at[inst.tensor].max(pins)
+    return jnp.where((board.marks & _FORBIDDEN) != 0, PIN_FORBIDDEN,
+                     jnp.where(pinned, PINNED, PIN_FREE)).astype(jnp.int8)
+
+
+def copies(state: State) -> tuple[jax.Array, jax.Array]:
+    """int32[N] each: the start and end of every decided buffer's copy interval (-1 if none).
+    Not recorded: a Copy with demand copies from the start of its allocation to the step before
+    its target (an input), or from the step after its target to the end (an output)."""
+    inst, board = state.instance, state.board
+    copied = (board.action == COPY) & (inst.demand > 0)
+    start = jnp.where(inst.is_output, inst.target + 1, board.alloc_start)
+    end = jnp.where(inst.is_output, board.alloc_end, inst.target - 1)
+    return jnp.where(copied, start, -1), jnp.where(copied, end, -1)
+
+
+def tensor_end(state: State) -> jax.Array:
+    """int32[N] per tensor id: the end of its allocation that ends last so far (-1 if none)."""
+    inst, board = state.instance, state.board
+    ends = board.alloc_end
+    return jnp.full_like(ends, -1).at[inst.tensor].max(ends)
 
 
 def step(state: State, action: jax.Array) -> State:
@@ -207,11 +372,17 @@ def step(state: State, action: jax.Array) -> State:
         bad = jnp.minimum(board.cursor, n - 1)
         bad_group, bad_tensor = inst.group[bad], inst.tensor[bad]
         # A use of a pinned tensor that cannot be served: forbid the pin instead.
-        pin_conflict = board.tensor_pin[bad_tensor] == PINNED
-        status, pin = backup.group_status[bad_group], backup.tensor_pin[bad_tensor]
-        back = backup.replace(
-            group_status=backup.group_status.at[bad_group].set(jnp.where(pin_conflict, status, DROPPED)),
-            tensor_pin=backup.tensor_pin.at[bad_tensor].set(jnp.where(pin_conflict, PIN_FORBIDDEN, pin)))
+        pin_conflict = next_cand.pinned  # (a pinned tensor is never also forbidden)
+        drop, forbid = restored & ~pin_conflict, restored & pin_conflict
+        marks = board.marks.at[jnp.where(drop, bad_group, n)].set(  # (out of range: no write)
+            board.marks[bad_group] | _DROPPED, mode="drop")
+        marks = marks.at[jnp.where(forbid, bad_tensor, n)].set(marks[bad_tensor] | _FORBIDDEN, mode="drop")
+        board = board.replace(marks=marks)
+        # The backup was taken at a clean cut: nothing was open there.
+        back = board.replace(cursor=backup.cursor, ret=backup.ret, supply_prefix=backup.supply_prefix,
+                             edge=backup.edge, cells=memory.restore(board.cells),
+                             table_mask=backup.table_mask,
+                             open_groups=jnp.int32(0), open_pins=jnp.int32(0))
         # Only its own group's status, or its own tensor's pin, changes the saved candidates of
         # the backup's buffer.
         first = jnp.minimum(backup.cursor, n - 1)
@@ -222,8 +393,10 @@ def step(state: State, action: jax.Array) -> State:
         # lax.cond: a real branch for a single game (no copy of the board unless needed); under
         # vmap it becomes a select, as the batch needs.
         board, next_cand = jax.lax.cond(restored, lambda: (back, back_cand), lambda: (board, next_cand))
-        save = active & (restored | _clean_cut(inst, board))
-        backup, backup_cand = jax.lax.cond(save, lambda: (board, next_cand), lambda: (backup, backup_cand))
+        save = active & (restored | ((board.open_groups == 0) & (board.open_pins == 0)))
+        board, backup, backup_cand = jax.lax.cond(
+            save, lambda: (board.replace(cells=memory.save(board.cells)), _snapshot(board), next_cand),
+            lambda: (board, backup, backup_cand))
         reward = jnp.where(restored, back.ret - before.ret, reward)
     lost = active & (~legal | (infeasible & ~restored))
     reward = jnp.where(lost, -before.ret - inst.penalty, reward)
@@ -237,45 +410,102 @@ def step(state: State, action: jax.Array) -> State:
 # ---------------------------------------------------------------------------- internals
 
 
-def _clean_cut(inst: Instance, board: Board) -> jax.Array:
-    """No alias group with a placed member, and no pinned tensor, has undecided members:
-    dropping the rest completes the game."""
-    open_pins = (board.tensor_pin == PINNED) & (inst.tensor_last >= board.cursor)
-    return ~jnp.any((board.group_status == PLACED) & (board.group_left > 0)) & ~jnp.any(open_pins)
+def _context(inst: Instance, board: Board, i) -> dict:
+    """What the game knows of buffer i's alias group and tensor, from the records of their
+    previous buffers (below the cursor when i is the current buffer): the group's status and
+    offset, the tensor's pin status and its latest allocation (the NoCopy predecessor)."""
+    rec = board.records
+    pg, pt = inst.prev_in_group[i], inst.prev_in_tensor[i]
+    g_bits, g_offset = rec.bits[jnp.maximum(pg, 0)], rec.offset[jnp.maximum(pg, 0)]
+    g_action = g_bits & _ACTION
+    status = jnp.where(pg < 0, UNDECIDED, jnp.where(g_action == DROP, DROPPED, PLACED))
+    status = jnp.where((board.marks[inst.group[i]] & _DROPPED) != 0, DROPPED, status)
+    pinned = (pt >= 0) & ((rec.bits[jnp.maximum(pt, 0)] & _PINNED) != 0)
+    pin = jnp.where((board.marks[inst.tensor[i]] & _FORBIDDEN) != 0, PIN_FORBIDDEN,
+                    jnp.where(pinned, PINNED, PIN_FREE))
+    latest = jnp.where(pt >= 0, rec.latest[jnp.maximum(pt, 0)], -1)
+    j = jnp.maximum(latest, 0)
+    has = latest >= 0
+    as_int = lambda x: jnp.where(has, x.astype(jnp.int32), -1)  # noqa: E731
+    return dict(status=status.astype(jnp.int32), offset=jnp.where(status == PLACED, g_offset, -1).astype(jnp.int32),
+                pin=pin.astype(jnp.int32), pinned=pinned, latest=latest.astype(jnp.int32),
+                hull_start=jnp.where(pg >= 0, rec.hull_start[jnp.maximum(pg, 0)].astype(jnp.int32), -1),
+                hull_end=jnp.where(pg >= 0, rec.hull_end[jnp.maximum(pg, 0)].astype(jnp.int32), -1),
+                solid=(pg < 0) | ((g_bits & _SOLID) != 0),
+                t_start=as_int(rec.alloc_start[j]), t_end=as_int(rec.alloc_end[j]),
+                t_offset=as_int(rec.offset[j]))
 
 
-def _used_prefix(inst: Instance, board: Board, start, end) -> jax.Array:
-    """int32[C+1] prefix count of the grid columns used anywhere in steps [start, end] (and of
-    the unusable tail of the memory). Exact when the current alias group has no cells yet."""
-    steps = jnp.arange(board.grid.shape[0])
-    rows = (steps >= start) & (steps <= end)
-    words = jax.lax.reduce(jnp.where(rows[:, None], board.grid, jnp.uint32(0)), jnp.uint32(0),
-                           jax.lax.bitwise_or, (0,))
-    bits = (words[:, None] >> jnp.arange(32, dtype=jnp.uint32)[None, :]) & jnp.uint32(1)
-    used = (bits.reshape(-1) > 0) | (jnp.arange(inst.grid_words * 32) >= inst.columns)
-    return jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(used.astype(jnp.int32))])
+def _used(inst: Instance, board: Board, start, end) -> jax.Array:
+    """uint32[Cw]: the grid columns used anywhere in steps [start, end], and the unusable tail
+    of the memory. Exact when the current alias group has no cells there."""
+    c = inst.grid_words * 32
+    return memory.used(board.cells, start, end) | _word_masks(inst.columns, c - inst.columns, inst.grid_words)
 
 
-def _free_of_others(inst: Instance, board: Board, start, end, group, offset, width) -> jax.Array:
-    """Whether columns [offset, offset + width) are free of every other alias group's
-    allocations during steps [start, end] (the cells of `group` itself may be in use)."""
-    clash = ((board.alloc_start >= 0) & (board.alloc_start <= end) & (board.alloc_end >= start)
-             & (inst.group != group) & (board.offset < offset + width)
-             & (board.offset + inst.width > offset) & (inst.width > 0))
-    return (offset >= 0) & (offset + width <= inst.columns) & ~jnp.any(clash)
+def _free_of_others(inst: Instance, board: Board, start, end, group, offset, width, on=True) -> jax.Array:
+    """bool[R]: whether columns [offset, offset + width) are free of every other alias group's
+    allocations during steps [start, end] (the cells of `group` itself may be in use), for R
+    rectangles (start, end, offset: int32[R]). One pass over the decided buffers' records (all
+    of it depends on `on`, so that XLA cannot move it out of `_when`'s loop)."""
+    rec = board.records
+    a0, a1, off = (jnp.where(on, x, -1).astype(jnp.int32)[None, :]
+                   for x in (rec.alloc_start, rec.alloc_end, rec.offset))
+    group = jnp.where(on, group, -1)
+    decided = (jnp.arange(inst.width.shape[0]) < jnp.where(on, board.cursor, 0)) & (inst.group != group) & (inst.width > 0)
+    s, e, o = start[:, None], end[:, None], offset[:, None]
+    clash = decided[None, :] & (a0 >= 0) & (a0 <= e) & (a1 >= s) & (off < o + width) & (off + inst.width[None, :] > o)
+    return (offset >= 0) & (offset + width <= inst.columns) & ~jnp.any(clash, axis=1)
 
 
-def _fits(prefix, offset, width) -> jax.Array:
-    c = prefix.shape[0] - 1
-    end = offset + width
-    inside = (offset >= 0) & (end <= c)
-    return inside & (prefix[jnp.clip(end, 0, c)] == prefix[jnp.clip(offset, 0, c)])
+def _outside_own_cells(ctx: dict, placed, starts, ends):
+    """The spans of steps to check on the grid for two rectangles (starts, ends: int32[2]) of
+    buffer i, and whether a rectangle needs `_free_of_others` instead.
+
+    Not placed: the rectangles themselves. Placed: the group's own cells are at its offset and,
+    as an alias group has one size (`Problem` checks it), fill the rectangle's columns in the
+    rows the group already holds; no other group can be there. So when those rows form one
+    interval (`solid`), the rest of the rectangle is at most two spans; with one of them (or
+    none) the grid answers exactly. Otherwise (the rows have gaps, or they lie strictly inside
+    the rectangle) the records answer."""
+    hs, he = ctx["hull_start"], ctx["hull_end"]
+    overlap = (hs >= 0) & (starts <= he) & (ends >= hs)
+    left_end, right_start = jnp.minimum(ends, hs - 1), jnp.maximum(starts, he + 1)
+    has_left, has_right = starts <= left_end, right_start <= ends
+    q_start = jnp.where(overlap, jnp.where(has_left, starts, right_start), starts)
+    q_end = jnp.where(overlap, jnp.where(has_left, left_end, ends), ends)
+    scan = placed & overlap & (~ctx["solid"] | (has_left & has_right))
+    spans = jnp.where(placed, jnp.stack([q_start, q_end]), jnp.stack([starts, ends]))
+    return spans, scan
 
 
-def _lowest(prefix, width) -> jax.Array:
-    """Lowest offset where `width` free columns start, or -1."""
-    c = prefix.shape[0] - 1
-    ok = jax.vmap(_fits, in_axes=(None, 0, None))(prefix, jnp.arange(c), width)
+def _when(pred, fn, default):
+    """fn(True) where `pred`, else `default`; under `vmap`, fn runs only on the steps where some
+    game of the batch needs it (a loop of zero or one iterations rather than a select).
+
+    fn takes the loop's flag (True when it runs) and must make its work depend on it: work that
+    does not depend on the loop is moved out of it by XLA, and then runs on every step."""
+    return jax.lax.while_loop(lambda c: c[0], lambda c: (jnp.bool_(False), fn(c[0])), (pred, default))[1]
+
+
+def _fits(used, offset, width) -> jax.Array:
+    """Whether columns [offset, offset + width) are inside the grid and free of `used`."""
+    inside = (offset >= 0) & (offset + width <= used.shape[0] * 32)
+    return inside & ~jnp.any(used & _word_masks(offset, width, used.shape[0]))
+
+
+def _lowest(used, width) -> jax.Array:
+    """Lowest offset where `width` free columns start, or -1: P[o + width] == P[o] for the prefix
+    count P of used columns, counted on the words (the used bits of the earlier words, then
+    those below the column in its own word: a cumsum over C is slow on the CPU)."""
+    c = used.shape[0] * 32
+    before = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(jax.lax.population_count(used).astype(jnp.int32))])
+    column = jnp.arange(c)
+    below = jnp.left_shift(jnp.uint32(1), (column % 32).astype(jnp.uint32)) - jnp.uint32(1)
+    prefix = before[column // 32] + jax.lax.population_count(jnp.repeat(used, 32) & below).astype(jnp.int32)
+    prefix = jnp.concatenate([prefix, before[-1:], jnp.full(c, c + 1, jnp.int32)])
+    ahead = jax.lax.dynamic_slice(prefix, (jnp.clip(width, 0, c + 1),), (c,))  # P[o + width]
+    ok = (ahead == prefix[:c]) & (column + width <= c)
     return jnp.where(jnp.any(ok), jnp.argmax(ok), -1).astype(jnp.int32)
 
 
@@ -283,13 +513,12 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     n, num_steps = inst.width.shape[0], inst.supply.shape[0]
     i = jnp.minimum(board.cursor, n - 1)
     t, width, demand = inst.target[i], inst.width[i], inst.demand[i]
-    is_out, g, tensor = inst.is_output[i], inst.group[i], inst.tensor[i]
+    is_out, g = inst.is_output[i], inst.group[i]
     live_end = inst.live_end[i]
-    status, goff = board.group_status[g], board.group_offset[g]
+    ctx = _context(inst, board, i)
+    status, goff, pin = ctx["status"], ctx["offset"], ctx["pin"]
     placed, dropped = status == PLACED, status == DROPPED
-    pin = board.tensor_pin[tensor]
     pinned = pin == PINNED  # a later buffer of a pinned tensor: NoCopy is its only action
-    steps = jnp.arange(num_steps)
 
     # Copy interval from prefix sums of the remaining supply (P[k] = W[0] + ... + W[k-1]).
     prefix = board.supply_prefix
@@ -302,13 +531,13 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     out_ok = (j <= num_steps) & (e <= live_end)
     c_start = jnp.where(is_out, t + 1, s)
     c_end = jnp.where(is_out, e, t - 1)
-    edges_free = ~jnp.any(board.edge & (steps >= c_start) & (steps < c_end))
+    edges_free = ~jnp.any(board.edge & _word_masks(c_start, c_end - c_start, board.edge.shape[0]))
     copy_ok = jnp.where(is_out, out_ok, in_ok) & (edges_free | ~has_copy) & ~pinned
     a_start, a_end = jnp.where(is_out, t, s), jnp.where(is_out, e, t)
 
     # NoCopy: extend the tensor's latest allocation up to the target; for an output, pin the
     # tensor: allocate its whole live range.
-    p_start, p_end, p_off = board.tensor_start[tensor], board.tensor_end[tensor], board.tensor_offset[tensor]
+    p_start, p_end, p_off = ctx["t_start"], ctx["t_end"], ctx["t_offset"]
     # whether NoCopy has what it builds on: a predecessor, or for an output the right to pin
     nocopy_base = jnp.where(is_out, inst.pinnable[i] & (pin == PIN_FREE), (p_end >= 0) & (p_start <= t))
     covered = ~is_out & (p_end >= t)
@@ -317,18 +546,19 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
     # Offsets. A group that is not placed yet has no cells, so the grid alone tells which columns
     # are free and gives the lowest offset; a placed group's offset is forced, and is checked
     # against the other groups' allocations (the group's own cells may overlap).
-    used = jax.vmap(_used_prefix, in_axes=(None, None, 0, 0))(
-        inst, board, jnp.stack([a_start, x_start]), jnp.stack([a_end, x_end]))
-
-    def fits(k, start, end, offset):
-        return jnp.where(placed, _free_of_others(inst, board, start, end, g, offset, width),
-                         _fits(used[k], offset, width))
-
-    copy_off = jnp.where(placed, goff, _lowest(used[0], width))
-    copy_ok &= fits(0, a_start, a_end, copy_off)
-    x_off = jnp.where((inst.nocopy_lowest | is_out) & ~covered,
-                      jnp.where(placed, goff, _lowest(used[1], width)), p_off)
-    nocopy_ok = nocopy_base & (covered | fits(1, x_start, x_end, x_off)) & (~placed | (x_off == goff))
+    starts, ends = jnp.stack([a_start, x_start]), jnp.stack([a_end, x_end])
+    spans, scan = _outside_own_cells(ctx, placed, starts, ends)
+    used = jax.vmap(_used, in_axes=(None, None, 0, 0))(inst, board, spans[0], spans[1])
+    lowest = jax.vmap(_lowest, in_axes=(0, None))(used, width)
+    copy_off = jnp.where(placed, goff, lowest[0])
+    x_off = jnp.where((inst.nocopy_lowest | is_out) & ~covered, jnp.where(placed, goff, lowest[1]), p_off)
+    offs = jnp.stack([copy_off, x_off])
+    on_grid = jax.vmap(_fits, in_axes=(0, 0, None))(used, offs, width)
+    of_group = _when(jnp.any(scan), lambda on: _free_of_others(inst, board, starts, ends, g, offs, width, on),
+                     jnp.zeros(2, bool))
+    fits = jnp.where(scan, of_group, on_grid)
+    copy_ok &= fits[0]
+    nocopy_ok = nocopy_base & (covered | fits[1]) & (~placed | (x_off == goff))
 
     none = jnp.int32(-1)
     return Candidates(
@@ -337,7 +567,9 @@ def _candidates(inst: Instance, board: Board) -> Candidates:
         alloc_start=jnp.stack([a_start, jnp.where(covered, none, x_start), none]).astype(jnp.int32),
         alloc_end=jnp.stack([a_end, jnp.where(covered, none, x_end), none]).astype(jnp.int32),
         copy_start=jnp.stack([jnp.where(has_copy, c_start, none), none, none]).astype(jnp.int32),
-        copy_end=jnp.stack([jnp.where(has_copy, c_end, none), none, none]).astype(jnp.int32))
+        copy_end=jnp.stack([jnp.where(has_copy, c_end, none), none, none]).astype(jnp.int32),
+        group_placed=placed, pinned=ctx["pinned"], latest=ctx["latest"], latest_end=p_end,
+        hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"])
 
 
 def _word_masks(offset, width, words: int) -> jax.Array:
@@ -345,8 +577,8 @@ def _word_masks(offset, width, words: int) -> jax.Array:
     base = jnp.arange(words, dtype=jnp.int32) * 32
     lo = jnp.clip(offset - base, 0, 32)
     hi = jnp.clip(offset + width - base, 0, 32)
-    below = lambda n: jnp.where(n >= 32, jnp.uint32(0xFFFFFFFF),  # noqa: E731
-                                (jnp.uint32(1) << n.astype(jnp.uint32)) - jnp.uint32(1))
+    # (a shift by 32 or more gives 0 in XLA, so below(32) is all ones)
+    below = lambda n: (jnp.uint32(1) << n.astype(jnp.uint32)) - jnp.uint32(1)  # noqa: E731
     return below(hi) & ~below(lo)
 
 
@@ -355,10 +587,11 @@ def _apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tu
     i = jnp.minimum(board.cursor, inst.width.shape[0] - 1)
     placed = action != DROP
     offset, a_start, a_end = cand.offset[action], cand.alloc_start[action], cand.alloc_end[action]
-    c_start, c_end = cand.copy_start[action], cand.copy_end[action]
-    t, g, tensor, width = inst.target[i], inst.group[i], inst.tensor[i], inst.width[i]
+    c_start, c_end = cand.copy_start[action], cand.copy_end[action]  # (not recorded: see `copies`)
+    t, width = inst.target[i], inst.width[i]
     copies = active & (c_start >= 0)
     demand = jnp.where(copies, inst.demand[i], 0)
+    rec = board.records  # written in place below, and not read: the candidates hold the context
 
     # Supply, in closed form on the prefix sums: the copy takes everything left at its steps but
     # the far end (the start of an input's copy, the end of an output's), which gives the rest.
@@ -370,41 +603,46 @@ def _apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tu
     lo, hi = jnp.where(is_out, t + 1, c_start), jnp.where(is_out, c_end, t)
     flat = jnp.where(is_out, prefix[jnp.minimum(t + 1, prefix.shape[0] - 1)], prefix[t] - demand)
     new_prefix = jnp.where(k <= lo, prefix, jnp.where(k <= hi, flat, prefix - demand))
-    steps = jnp.arange(inst.supply.shape[0])
-    edge = board.edge | (copies & (steps >= c_start) & (steps < c_end))
-
-    rows = active & (a_start >= 0) & (steps >= a_start) & (steps <= a_end)
-    grid = board.grid | jnp.where(rows[:, None], _word_masks(offset, width, inst.grid_words)[None, :],
+    edge = board.edge | jnp.where(copies, _word_masks(c_start, c_end - c_start, board.edge.shape[0]),
                                   jnp.uint32(0))
 
-    newer = active & (a_start >= 0) & (a_end >= board.tensor_end[tensor])
+    cells = memory.fill(board.cells, a_start, a_end, _word_masks(offset, width, inst.grid_words),
+                        active & (a_start >= 0))
+
+    newer = (a_start >= 0) & (a_end >= cand.latest_end)
     table, bit = inst.table[i], jnp.left_shift(jnp.int32(1), inst.table_bit[i])
     mask = board.table_mask[jnp.maximum(table, 0)]
     reward = jnp.where(active & placed, _placement_reward(inst, board, i), jnp.float32(0))
+    pinned = cand.pinned | (is_out & (action == NOCOPY))
+    # The group's allocated rows: their hull, and whether they stay one interval.
+    hs, he, allocated = cand.hull_start, cand.hull_end, a_start >= 0
+    first = hs < 0
+    hull_start = jnp.where(allocated, jnp.where(first, a_start, jnp.minimum(hs, a_start)), hs)
+    hull_end = jnp.where(allocated, jnp.where(first, a_end, jnp.maximum(he, a_end)), he)
+    solid = jnp.where(allocated, first | (cand.solid & (a_start <= he + 1) & (a_end >= hs - 1)), cand.solid)
+    bits = action | jnp.where(pinned, _PINNED, 0) | jnp.where(solid, _SOLID, 0)
+    # Clean-cut counters: the group is open while placed with later members, the pin while the
+    # tensor has later buffers.
+    opened_group = placed & inst.later_in_group[i]
+    opened_pin = pinned & inst.later_in_tensor[i]
+    step_open = lambda now, was: jnp.where(active, now.astype(jnp.int32) - was.astype(jnp.int32), 0)  # noqa: E731
 
-    def put(array, index, value):  # array[index] = value, if active
-        return array.at[index].set(jnp.where(active, value, array[index]))
-
+    at = jnp.where(active, i, inst.width.shape[0])  # out of range: dropped, nothing is written
+    put = lambda array, value: array.at[at].set(value.astype(array.dtype), mode="drop")  # noqa: E731
+    records = rec.replace(
+        bits=put(rec.bits, bits), offset=put(rec.offset, offset),
+        alloc_start=put(rec.alloc_start, a_start), alloc_end=put(rec.alloc_end, a_end),
+        latest=put(rec.latest, jnp.where(newer, i, cand.latest)),
+        hull_start=put(rec.hull_start, hull_start), hull_end=put(rec.hull_end, hull_end))
     return board.replace(
         cursor=board.cursor + active.astype(jnp.int32),
         ret=board.ret + reward,
         supply_prefix=jnp.where(copies, new_prefix, prefix),
         edge=edge,
-        grid=grid,
-        action=put(board.action, i, action),
-        offset=put(board.offset, i, offset),
-        alloc_start=put(board.alloc_start, i, a_start),
-        alloc_end=put(board.alloc_end, i, a_end),
-        copy_start=put(board.copy_start, i, c_start),
-        copy_end=put(board.copy_end, i, c_end),
-        group_status=put(board.group_status, g, jnp.where(placed, PLACED, DROPPED)),
-        group_offset=put(board.group_offset, g, jnp.where(placed, offset, -1)),
-        group_left=put(board.group_left, g, board.group_left[g] - 1),
-        tensor_start=put(board.tensor_start, tensor, jnp.where(newer, a_start, board.tensor_start[tensor])),
-        tensor_end=put(board.tensor_end, tensor, jnp.where(newer, a_end, board.tensor_end[tensor])),
-        tensor_offset=put(board.tensor_offset, tensor, jnp.where(newer, offset, board.tensor_offset[tensor])),
-        table_mask=put(board.table_mask, jnp.maximum(table, 0),
-                       jnp.where(placed & (table >= 0), mask | bit, mask)),
-        tensor_pin=put(board.tensor_pin, tensor,
-                       jnp.where(is_out & (action == NOCOPY), jnp.int8(PINNED), board.tensor_pin[tensor])),
+        cells=cells,
+        table_mask=board.table_mask.at[jnp.maximum(table, 0)].set(
+            jnp.where(active & placed & (table >= 0), mask | bit, mask)),
+        records=records,
+        open_groups=board.open_groups + step_open(opened_group, cand.group_placed),
+        open_pins=board.open_pins + step_open(opened_pin, cand.pinned),
     ), reward

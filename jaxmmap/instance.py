@@ -36,6 +36,10 @@ class Instance:
       valid: bool[N] False for padding.
       pinnable: bool[N] NoCopy of the buffer may pin its tensor (see `rules.Discretized`).
       tensor_last: int32[N] per dense tensor id, the index of its last buffer (-1 if none).
+      group_first: int32[N] per dense group id, the index of its first buffer (-1 if none).
+      prev_in_group, prev_in_tensor: int32[N] the previous buffer of the same alias group, of
+        the same tensor (-1 if none): the game reads a group's and a tensor's state there.
+      later_in_group, later_in_tensor: bool[N] a later buffer of the same group, tensor exists.
       supply: int32[T] supply in ticks (0 on padded steps).
       gain: float32[K, 256] latency tables as time saved, L(nothing) - L(mask).
       num_buffers, num_steps: int32[] real sizes.
@@ -60,6 +64,11 @@ class Instance:
     valid: jax.Array
     pinnable: jax.Array
     tensor_last: jax.Array
+    group_first: jax.Array
+    prev_in_group: jax.Array
+    prev_in_tensor: jax.Array
+    later_in_group: jax.Array
+    later_in_tensor: jax.Array
     supply: jax.Array
     gain: jax.Array
     num_buffers: jax.Array
@@ -80,6 +89,20 @@ def bucket(n: int) -> int:
     return size
 
 
+def _chains(ids: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For buffers with dense ids (< size): each buffer's previous buffer of the same id (-1),
+    whether a later one exists, and each id's first buffer (-1)."""
+    prev, later = np.full(len(ids), -1, np.int32), np.zeros(len(ids), bool)
+    first, last = np.full(size, -1, np.int32), np.full(size, -1, np.int64)
+    for i, k in enumerate(ids):
+        if last[k] >= 0:
+            prev[i], later[last[k]] = last[k], True
+        else:
+            first[k] = i
+        last[k] = i
+    return prev, later, first
+
+
 def make_instance(problem: Problem, rules: Rules = Rules(), *, num_buffers: int | None = None,
                   num_steps: int | None = None, num_tables: int | None = None) -> Instance:
     """Discretizes and pads `problem`. Sizes default to `bucket` of the real ones."""
@@ -97,6 +120,8 @@ def make_instance(problem: Problem, rules: Rules = Rules(), *, num_buffers: int 
         return jnp.asarray(out)
 
     spare = np.arange(n, N)  # padding gets tensor and group ids of its own
+    prev_group, later_group, group_first = _chains(d.group, N)
+    prev_tensor, later_tensor, _ = _chains(d.tensor, N)
     i32 = np.int32
     return Instance(
         width=pad(d.width, N, 0, i32),
@@ -114,6 +139,11 @@ def make_instance(problem: Problem, rules: Rules = Rules(), *, num_buffers: int 
         valid=pad(np.ones(n, bool), N, False, bool),
         pinnable=pad(d.pinnable, N, False, bool),
         tensor_last=pad(np.concatenate([d.tensor_last, spare]), N, -1, i32),
+        group_first=pad(np.concatenate([group_first[:n], spare]), N, -1, i32),
+        prev_in_group=pad(prev_group, N, -1, i32),
+        prev_in_tensor=pad(prev_tensor, N, -1, i32),
+        later_in_group=pad(later_group, N, False, bool),
+        later_in_tensor=pad(later_tensor, N, False, bool),
         supply=pad(d.supply, T, 0, i32),
         gain=pad(d.gain, K, 0.0, np.float32),
         num_buffers=jnp.int32(n),

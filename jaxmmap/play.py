@@ -1,7 +1,8 @@
 """Playing whole games on the accelerator: simple policies, jitted rollouts, solution export.
 
 A policy is a pure function `policy(key, state) -> action` (int32[]). `rollout` plays one game to
-its end inside `lax.while_loop`; `vmap` it over keys for many games. `to_solution` turns a
+its end inside `lax.while_loop`; `rollouts` plays a batch of games in one loop over the batch (use
+it rather than `vmap(rollout)`: a vmapped loop selects every game's whole state on every move). `to_solution` turns a
 finished state into a `Solution` file, and `play` does all of it for a `Problem`, validating the
 best solution it found.
 """
@@ -64,12 +65,63 @@ def rollout(instance: Instance, key: jax.Array, policy: Policy, *, backup: bool 
     return state
 
 
+def _state_axes(instance_axis, backup: bool) -> game.State:
+    """vmap axes of a batch of states: the instance shared (None) or stacked (0)."""
+    b = 0 if backup else None
+    return game.State(instance=instance_axis, board=0, backup=b, backup_candidates=b, candidates=0,
+                      reward=0, done=0, lost=0, moves=0, restores=0)
+
+
+def rollouts(instance: Instance, keys: jax.Array, policy, *, backup: bool = False,
+             max_moves: int | None = None, params=None, stacked: bool = False) -> game.State:
+    """Plays a batch of games, one per key, to their ends (or to `max_moves`), each game exactly
+    as `rollout` plays it with its key: states with a leading batch axis (the instance shared,
+    unless `stacked`: one instance per game, stacked along axis 0).
+
+    With `params` (a pytree with a leading batch axis), `policy(params_i)` is game i's policy.
+
+    The loop runs while some game is unfinished and steps all games (a finished game does not
+    move), so no game's state is copied to keep it: the work per move is what the move touches.
+    Every unfinished game has played as many moves as the loop has run, so `max_moves` is a
+    bound on the loop."""
+    axes = _state_axes(0 if stacked else None, backup)
+    n = instance.width.shape[-1]
+    limit = max_moves if max_moves is not None else game.move_limit(n, backup=backup)
+    init = jax.vmap(lambda inst, k: game.init(inst, backup=backup), in_axes=(axes.instance, 0),
+                    out_axes=axes)(instance, keys)
+    act = ((lambda k, s, p: policy(k, s)) if params is None  # noqa: E731
+           else (lambda k, s, p: policy(p)(k, s)))
+    p_axis = None if params is None else 0
+
+    def cond(carry):
+        states, _, moves = carry
+        return jnp.any(~states.done) & (moves < limit)
+
+    def body(carry):
+        states, keys, moves = carry
+        pairs = jax.vmap(jax.random.split)(keys)
+        actions = jax.vmap(act, in_axes=(0, axes, p_axis))(pairs[:, 1], states, params)
+        states = jax.vmap(game.step, in_axes=(axes, 0), out_axes=axes)(states, actions)
+        return states, pairs[:, 0], moves + 1
+
+    states, _, _ = jax.lax.while_loop(cond, body, (init, keys, jnp.int32(0)))
+    return states
+
+
+def nth_game(states: game.State, i, *, stacked: bool = False) -> game.State:
+    """Game i of a batch of `rollouts` (whose instance is shared unless `stacked`)."""
+    if stacked:
+        return jax.tree.map(lambda x: x[i], states)
+    return jax.tree.map(lambda x: x[i], states.replace(instance=None)).replace(instance=states.instance)
+
+
 def to_solution(problem: Problem, state: game.State, rules: Rules = Rules(), *,
                 solver: str = "jaxmmap") -> Solution:
     """The solution of a finished, won game (one game: no batch axis)."""
     if not bool(state.done) or bool(state.lost):
         raise ValueError("only a finished game that was not lost has a solution")
     b = jax.device_get(state.board)
+    copy_start, copy_end = jax.device_get(game.copies(state))
     n = problem.num_buffers
     d = discretize(problem, rules)
     arr = lambda x: np.asarray(x[:n], np.int64)  # noqa: E731
@@ -78,7 +130,7 @@ def to_solution(problem: Problem, state: game.State, rules: Rules = Rules(), *,
                     action=action,
                     offset=np.where(offset >= 0, offset * d.col_bytes, -1),
                     alloc_start=arr(b.alloc_start), alloc_end=arr(b.alloc_end),
-                    copy_start=arr(b.copy_start), copy_end=arr(b.copy_end),
+                    copy_start=arr(copy_start), copy_end=arr(copy_end),
                     rules=rules.to_json(),
                     metadata={"moves": int(state.moves), "restores": int(state.restores),
                               "float32_return": float(b.ret)})
@@ -92,13 +144,13 @@ def play(problem: Problem, policy: str = "greedy", *, seed: int = 0, games: int 
 
     instance = make_instance(problem, rules)
     keys = jax.random.split(jax.random.key(seed), games)
-    run = jax.jit(jax.vmap(lambda k: rollout(instance, k, POLICIES[policy], backup=backup)))
+    run = jax.jit(lambda k: rollouts(instance, k, POLICIES[policy], backup=backup))
     t0 = time.perf_counter()
     states = jax.block_until_ready(run(keys))
     seconds = time.perf_counter() - t0
     returns = np.asarray(won_returns(states))
     best = int(np.argmax(returns))
-    state = jax.tree.map(lambda x: x[best], states)
+    state = nth_game(states, best)
     if not np.isfinite(returns[best]) or not bool(state.done):
         raise RuntimeError(f"no game of the {policy} policy finished feasibly")
     solution = to_solution(problem, state, rules, solver=policy)

@@ -1,5 +1,7 @@
 """The Jumanji-style environment wrapper and the jitted rollouts."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -7,7 +9,8 @@ import pytest
 
 from jaxmmap import Environment, Rules, generate, make_instance, play, rollout
 from jaxmmap.env import FIRST, LAST, MID
-from jaxmmap.play import greedy_policy, random_policy
+from jaxmmap.instance import stack
+from jaxmmap.play import greedy_policy, random_policy, rollouts
 
 RULES = Rules(columns=64)
 PAD = dict(num_buffers=256, num_steps=64, num_tables=64)
@@ -38,6 +41,57 @@ def test_vmapped_rollouts_over_keys():
     assert np.all(np.asarray(states.done)) and not np.any(np.asarray(states.lost))
     returns = np.asarray(states.board.ret)
     assert returns.shape == (16,) and np.unique(returns).size > 1  # the games differ
+
+
+@pytest.mark.parametrize("max_moves", [None, 37])
+def test_rollouts_play_each_game_as_rollout_does(max_moves):
+    problem = generate(6, num_instructions=30, inplace_prob=0.3, memory_fraction=0.3)
+    instance = make_instance(problem, RULES, **PAD)
+    keys = jax.random.split(jax.random.key(3), 8)
+    one = jax.vmap(lambda k: rollout(instance, k, random_policy, backup=True, max_moves=max_moves))
+    batch = jax.jit(lambda k: rollouts(instance, k, random_policy, backup=True, max_moves=max_moves))(keys)
+    expected = jax.jit(one)(keys)
+    moves = np.asarray(batch.moves)
+    if max_moves is None:
+        assert np.unique(moves).size > 1 and np.all(np.asarray(batch.done))  # games of different lengths
+    else:
+        assert np.all(moves == max_moves) and not np.any(np.asarray(batch.done))  # cut by the limit
+    jax.tree.map(np.testing.assert_array_equal, batch.replace(instance=None), expected.replace(instance=None))
+
+
+def test_rollouts_of_stacked_instances_and_per_game_policies():
+    rules = RULES
+    problems = [generate(s, num_instructions=20 + 5 * s, inplace_prob=0.3) for s in range(3)]
+    instances = stack([make_instance(p, rules, **PAD) for p in problems])
+    keys = jax.random.split(jax.random.key(0), 3)
+    prefer = jnp.array([0, 1, 2])  # game i prefers action i when legal
+
+    def policy(first):
+        return lambda key, state: jnp.where(state.candidates.legal[first], first,
+                                            greedy_policy(key, state)).astype(jnp.int32)
+
+    out = jax.jit(lambda inst, k: rollouts(inst, k, policy, backup=True, params=prefer, stacked=True))(instances, keys)
+    for i in range(3):
+        single = rollout(make_instance(problems[i], rules, **PAD), keys[i], policy(prefer[i]), backup=True)
+        np.testing.assert_array_equal(np.asarray(out.board.action[i]), np.asarray(single.board.action))
+        assert float(out.board.ret[i]) == float(single.board.ret)
+
+
+def test_rollouts_copy_no_game_state_per_move():
+    """The loop over moves updates the state in place: no copy or select of a per-buffer record
+    array or of the grid's planes inside it (the cost of `vmap(rollout)` before)."""
+    instance = make_instance(generate(6, num_instructions=30, inplace_prob=0.3), RULES, **PAD)
+    batch = 4
+    run = jax.jit(lambda k: rollouts(instance, jax.random.split(k, batch), random_policy, backup=True))
+    hlo = run.lower(jax.random.key(0)).compile().as_text()
+    body = re.search(r"while\(.*?body=%?([\w.\-]+)", hlo.split("ENTRY")[1]).group(1)
+    computations = {m.group(1): m.start() for m in re.finditer(r"^%?([\w.\-]+) .*\{$", hlo, re.M)}
+    start = computations[body]
+    end = min([v for v in computations.values() if v > start] + [len(hlo)])
+    whole = [f"[{batch},{PAD['num_buffers']}]", f"[{batch},2,{PAD['num_steps']}"]
+    copies = [line for line in hlo[start:end].splitlines()
+              if re.search(r" (copy|select)\(", line) and any(shape in line.split("=")[1][:40] for shape in whole)]
+    assert not copies, copies
 
 
 def test_greedy_is_deterministic_and_not_worse_than_all_drop():

@@ -74,6 +74,20 @@ def _reference_play(problem, rules, backup, seed):
     return ref, actions, {k: np.array(v) for k, v in rec.items()}
 
 
+def _group_check_paths(state):
+    """int32[2]: of the current buffer's two rectangles, how many a placed group checks on the
+    grid past its own cells, and how many it checks on the records."""
+    inst, board = state.instance, state.board
+    i = jnp.minimum(board.cursor, inst.width.shape[0] - 1)
+    ctx = game._context(inst, board, i)
+    placed = (ctx["status"] == game.PLACED) & ~state.done
+    c = state.candidates
+    starts, ends = c.alloc_start[:2], c.alloc_end[:2]
+    _, scan = game._outside_own_cells(ctx, placed, starts, ends)
+    overlap = (ctx["hull_start"] >= 0) & (starts <= ctx["hull_end"]) & (ends >= ctx["hull_start"])
+    return jnp.stack([jnp.sum(placed & overlap & ~scan & (starts >= 0)), jnp.sum(scan)])
+
+
 @functools.cache
 def _replay(backup):
     def one(instance, actions):
@@ -81,8 +95,10 @@ def _replay(backup):
             mask, c = game.legal_action_mask(state), state.candidates
             placement = jnp.stack([c.offset[a], c.alloc_start[a], c.alloc_end[a], c.copy_start[a],
                                    c.copy_end[a]])
+            paths = _group_check_paths(state)
             state = game.step(state, a)
-            out = dict(mask=mask, placement=placement, reward=state.reward, cursor=state.board.cursor, ret=state.board.ret,
+            out = dict(paths=paths, mask=mask, placement=placement, reward=state.reward,
+                       cursor=state.board.cursor, ret=state.board.ret,
                        supply=game.remaining_supply(state.board), done=state.done, lost=state.lost)
             return state, out
         return jax.lax.scan(move, game.init(instance, backup=backup), actions)
@@ -127,8 +143,9 @@ def test_jax_equals_reference_move_by_move(batch):
         np.testing.assert_array_equal(final.board.offset[c, :n], b.offset, err_msg=where)
         for k, name_ in enumerate(("alloc_start", "alloc_end")):
             np.testing.assert_array_equal(getattr(final.board, name_)[c, :n], b.alloc[:, k], err_msg=where)
-        for k, name_ in enumerate(("copy_start", "copy_end")):
-            np.testing.assert_array_equal(getattr(final.board, name_)[c, :n], b.copy[:, k], err_msg=where)
+        copies = jax.vmap(game.copies)(final)
+        for k in range(2):
+            np.testing.assert_array_equal(copies[k][c, :n], b.copy[:, k], err_msg=where)
         assert int(final.restores[c]) == ref.restores
 
 
@@ -147,6 +164,10 @@ def test_cases_cover_the_interesting_situations(batch):
     assert sum(pins) > 50
     assert all(n == 0 for n, (_, _, rules) in zip(pins, cases) if not rules.output_nocopy)
     assert (masks[:, 1] & ~masks[:, 0] & ~masks[:, 2]).sum() > 20
+    # Placed alias groups are checked on the grid past their own cells, and on the records where
+    # the grid cannot tell (gaps between their rows).
+    paths = np.asarray(records["paths"]).reshape(-1, 2).sum(axis=0)
+    assert paths[0] > 20 and paths[1] > 20, paths
     if backup:
         assert sum(ref.restores for ref, _, _ in played) >= 5
         assert not any(ref.lost for ref, _, _ in played)
@@ -263,7 +284,12 @@ def test_state_shapes_and_dtypes():
     chex.assert_shape(game.remaining_supply(state.board), (t,))
     chex.assert_type(state.board.supply_prefix, jnp.int32)
     chex.assert_shape(game.legal_action_mask(state), (3,))
-    chex.assert_trees_all_equal_shapes(state.board, state.backup)
+    chex.assert_trees_all_equal_shapes(game._snapshot(state.board), state.backup)
+    # Compact records: int8 actions, int16 indices while every index, step and column fits.
+    chex.assert_type(state.board.records.bits, jnp.int8)
+    chex.assert_type([state.board.records.offset, state.board.records.alloc_start,
+                      state.board.records.latest], jnp.int16)
+    chex.assert_type([state.board.action, state.board.offset], jnp.int32)  # the masked views
 
 
 def test_grid_marks_exactly_the_allocations():

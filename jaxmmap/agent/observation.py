@@ -67,13 +67,14 @@ def decision_features(state: game.State, ctx: policy_lib.Context) -> jax.Array:
     """
     inst, board = state.instance, state.board
     n = inst.width.shape[0]
-    t_pad = board.grid.shape[0]
+    t_pad = inst.supply.shape[0]
     i = jnp.minimum(board.cursor, n - 1)
     stride = jnp.maximum(inst.num_steps // 16, 1)
     at = inst.target[i] + (jnp.arange(PROFILE_POINTS) - PROFILE_POINTS // 2) * stride
     inside = (at >= 0) & (at < inst.num_steps)
     rows = jnp.clip(at, 0, t_pad - 1)
-    used = jnp.sum(jax.lax.population_count(board.grid[rows]), axis=-1).astype(jnp.float32)
+    grid_rows = jax.vmap(lambda r: game.grid_row(board, r))(rows)
+    used = jnp.sum(jax.lax.population_count(grid_rows), axis=-1).astype(jnp.float32)
     occupancy = jnp.where(inside, jnp.minimum(used / jnp.maximum(inst.columns, 1), 1.0), 1.0)
     left = (board.supply_prefix[rows + 1] - board.supply_prefix[rows]).astype(jnp.float32)
     supply = jnp.where(inside, left / jnp.maximum(jnp.max(inst.supply), 1), 0.0)
@@ -149,8 +150,8 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
     benefit = jnp.where(inst.table >= 0, solo_gain, inst.benefit) / benefit_scale
     mean_supply = jnp.maximum(jnp.sum(inst.supply) / steps, 1.0)
     demand = jnp.log1p(inst.demand / mean_supply) / jnp.log1p(steps)
-    status = board.group_status[inst.group]
-    pin = board.tensor_pin[inst.tensor]
+    status = game.group_status(state)[inst.group]
+    pin = game.tensor_pin(state)[inst.tensor]
     per_buffer = jnp.stack([
         jnp.ones(n_pad),
         inst.width / columns,
@@ -167,7 +168,7 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
         benefit,
         inst.table >= 0,
         jnp.where(status == game.PLACED, 1.0, jnp.where(status == game.DROPPED, -1.0, 0.0)),
-        board.tensor_end[inst.tensor] >= t_cur,
+        game.tensor_end(state)[inst.tensor] >= t_cur,
         inst.pinnable & (pin == game.PIN_FREE),
         pin == game.PINNED,
     ], axis=-1).astype(jnp.float32)
@@ -176,11 +177,11 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
     # The memory grid around the target: occupied fraction per 32-column word, then pixels.
     # The window spans min(window_steps, program steps) steps kept inside the program: a short
     # program is stretched over the picture's rows (each step repeated), never padded.
-    words = board.grid.shape[1]
+    words = inst.grid_words
     span = jnp.clip(inst.num_steps, 1, window_steps)
     first = jnp.clip(t_cur - span // 2, 0, jnp.maximum(inst.num_steps - span, 0))
     window = first + (jnp.arange(window_steps) * span) // window_steps
-    rows_of_grid = board.grid.at[window].get(mode="fill", fill_value=0)
+    rows_of_grid = jax.vmap(lambda r: game.grid_row(board, r))(window)  # (window < T here)
     fraction = jax.lax.population_count(rows_of_grid).astype(jnp.float32) / 32.0
     fraction = jnp.where((window < inst.num_steps)[:, None], fraction, 1.0)
     fraction = fraction.reshape(IMAGE, window_steps // IMAGE, words).mean(axis=1)
@@ -190,7 +191,7 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
         image = jnp.repeat(fraction, -(-IMAGE // words), axis=1)[:, :IMAGE]
 
     # Full resolution at the target time; unusable columns count as occupied.
-    bits = (board.grid[t_cur][:, None] >> jnp.arange(32, dtype=jnp.uint32)) & jnp.uint32(1)
+    bits = (game.grid_row(board, t_cur)[:, None] >> jnp.arange(32, dtype=jnp.uint32)) & jnp.uint32(1)
     profile = bits.reshape(-1).astype(jnp.float32)
     profile = jnp.where(jnp.arange(words * 32) < inst.columns, profile, 1.0)
 
@@ -216,7 +217,7 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
         state.moves / n,
         board.cursor / n,
         jnp.sum(in_group & (idx < cur)) / size,
-        board.group_left[g] / size,
+        jnp.sum(in_group & (idx >= board.cursor)) / size,
     ]).astype(jnp.float32)
     return Observation(buffers=buffers, grid=image, profile=profile, supply=supply.astype(jnp.float32),
                        actions=actions, globals=globals_, legal=legal)

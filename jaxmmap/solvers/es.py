@@ -3,7 +3,7 @@ weights of a small policy (`jaxmmap.solvers.policy`).
 
 One generation, one jitted function: evosax's `Open_ES` asks for a population of parameter
 vectors (mirrored/antithetic Gaussian perturbations of the mean), every member plays one game
-with the deterministic (argmax) policy (Drop-backup on, `vmap` of `play.rollout`), the fitness
+with the deterministic (argmax) policy (Drop-backup on, one `play.rollouts` batch), the fitness
 (minus the return: evosax minimises) is centred-rank shaped and the mean moves along the ES
 gradient with Adam. The mean itself also plays each generation (one extra game), so the search
 never reports less than its starting policy. The host loop only checks the clock and keeps the
@@ -49,7 +49,7 @@ import optax
 from flax import struct
 
 from jaxmmap.instance import Instance, make_instance
-from jaxmmap.play import rollout, won_returns
+from jaxmmap.play import nth_game, rollouts, won_returns
 from jaxmmap.problem import Problem
 from jaxmmap.rules import Rules
 from jaxmmap.solvers import policy
@@ -115,8 +115,9 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
         mean = strategy.get_mean(es_state)
         everyone = jax.tree.map(lambda p, m: jnp.concatenate([p, m[None]]), members, mean)
         ctx = policy.context(instance)
-        play = lambda w: rollout(instance, k_ask, policy.make_policy(w, ctx), backup=True)  # noqa: E731
-        states = jax.vmap(play)(everyone)
+        size = jax.tree.leaves(everyone)[0].shape[0]
+        states = rollouts(instance, jnp.broadcast_to(k_ask, (size,)), lambda w: policy.make_policy(w, ctx),
+                          backup=True, params=everyone)
         returns = won_returns(states)
         fitness = jnp.where(jnp.isfinite(returns[:population]), -returns[:population], jnp.inf)
         es_state, _ = strategy.tell(k_tell, members, fitness, es_state, params)
@@ -130,7 +131,7 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
             restarts=search.restarts + restart.astype(jnp.int32))
         stats = {"best": returns[best], "mean_policy": returns[population],
                  "median": jnp.median(returns[:population])}
-        return strong_types(search), jax.tree.map(lambda x: x[best], states), stats
+        return strong_types(search), nth_game(states, best), stats
 
     return strategy, init, generation
 

@@ -203,9 +203,8 @@ def features(state: game.State, ctx: Context) -> jax.Array:
     demand_now = demand / jnp.maximum(demand + avail, 1.0)
     supply_left = jnp.where(avail0 > 0, avail / jnp.maximum(avail0, 1.0), 1.0)
 
-    status = board.group_status[inst.group[i]]
-    pin = board.tensor_pin[inst.tensor[i]]
-    used = jnp.sum(jax.lax.population_count(board.grid[t]).astype(jnp.float32))
+    status, pin = game.buffer_status(state)
+    used = jnp.sum(jax.lax.population_count(game.grid_row(board, t)).astype(jnp.float32))
     occupancy = jnp.minimum(used / cols, 1.0)
     progress = board.cursor / jnp.maximum(inst.num_buffers, 1).astype(jnp.float32)
     x = jnp.stack([

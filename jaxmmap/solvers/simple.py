@@ -11,7 +11,7 @@ import jax
 import numpy as np
 
 from jaxmmap.instance import make_instance
-from jaxmmap.play import greedy_policy, random_policy, rollout, to_solution, won_returns
+from jaxmmap.play import greedy_policy, nth_game, random_policy, rollout, rollouts, to_solution, won_returns
 from jaxmmap.problem import Problem
 from jaxmmap.rules import Rules
 from jaxmmap.solvers.base import Anytime, Result
@@ -27,7 +27,7 @@ def _best_of(states) -> int | None:
 # shared by every call (a jit of a fresh closure would compile again on each call).
 @jax.jit
 def _random_games(instance, keys):
-    return jax.vmap(lambda k: rollout(instance, k, random_policy, backup=True))(keys)
+    return rollouts(instance, keys, random_policy, backup=True)
 
 
 @jax.jit
@@ -46,7 +46,7 @@ def random_search(problem: Problem, budget_s: float, seed: int, *, rules: Rules 
         games += batch
         best = _best_of(states)
         if best is not None:
-            state = jax.tree.map(lambda x, b=best: x[b], states)
+            state = nth_game(states, best)
             clock.offer(to_solution(problem, state, rules, solver="random"))
         if clock.out_of_time():
             return clock.result(games=games)

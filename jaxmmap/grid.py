@@ -1,0 +1,162 @@
+"""The game's memory grid: which cells (step, column) are occupied, with O(T/R) save and restore.
+
+A move reads the columns used anywhere in a span of steps and marks one rectangle (a span of
+steps times a run of columns); the Drop-backup saves the grid at a clean cut and restores it.
+A plain T x Cw bit grid makes each of these a pass over the whole grid, and under `vmap` a
+saved copy means a select of the whole grid on every move. Here:
+
+* Rows are grouped in B blocks of R rows (R near sqrt(T / 2), so that T/R + 2R is smallest). A rectangle
+  is written into the rows of its first and last block and as a *tag* on each block strictly
+  between (a tag holds for every row of its block); each block's *summary* is the OR of its rows
+  and its tag. A query ORs the summaries of the blocks inside the span and the rows of the two
+  blocks at its ends: O((T/R + 2R) * Cw) words rather than O(T * Cw).
+* Block rows live on one of two planes. The first write to a block after a save goes to the
+  other plane (copy on write of R rows), so the saved rows stay where they were; a restore flips
+  back the blocks written since the save. Tags and summaries (B x Cw) are saved as copies. Save
+  and restore touch O(B * Cw) words and no row.
+
+Everything is a pure function on a fixed-shape `Grid` pytree, `jit`- and `vmap`-able.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+
+@struct.dataclass
+class Grid:
+    """T steps in B blocks of R rows, Cw uint32 words per row (bit c % 32 of word c // 32 is
+    column c).
+
+    Attributes:
+      planes: uint32[2, T, Cw] block rows, on the plane `plane` says.
+      plane: int8[B] the plane that holds each block's current rows.
+      written: bool[B] the block's rows were written since the last save (the saved rows are on
+        the other plane).
+      tags: uint32[B, Cw] columns occupied in every row of the block.
+      summary: uint32[B, Cw] columns occupied in some row of the block (rows and tag).
+      saved_tags, saved_summary: uint32[B, Cw] the tags and summaries at the last save.
+    """
+
+    planes: jax.Array
+    plane: jax.Array
+    written: jax.Array
+    tags: jax.Array
+    summary: jax.Array
+    saved_tags: jax.Array
+    saved_summary: jax.Array
+
+
+def block_rows(num_steps: int) -> int:
+    """R: the power of two dividing T with the cheapest query, T/R summaries + 2R rows."""
+    sizes = [2 ** k for k in range(num_steps.bit_length()) if num_steps % 2 ** k == 0]
+    return min(sizes, key=lambda r: (num_steps // r + 2 * r, r))
+
+
+def init(num_steps: int, words: int) -> Grid:
+    """An empty grid of `num_steps` rows of `words` words."""
+    blocks = num_steps // block_rows(num_steps)
+    zeros = jnp.zeros((blocks, words), jnp.uint32)
+    return Grid(planes=jnp.zeros((2, num_steps, words), jnp.uint32), plane=jnp.zeros(blocks, jnp.int8),
+                written=jnp.zeros(blocks, bool), tags=zeros, summary=zeros, saved_tags=zeros,
+                saved_summary=zeros)
+
+
+def _shape(grid: Grid) -> tuple[int, int, int]:
+    t, b = grid.planes.shape[1], grid.plane.shape[0]
+    return t, b, t // b
+
+
+def _block(grid: Grid, k) -> jax.Array:
+    """uint32[R, Cw]: the current rows of block k, without its tag."""
+    _, _, r = _shape(grid)
+    start = (grid.plane[k].astype(jnp.int32), k * r, jnp.int32(0))
+    return jax.lax.dynamic_slice(grid.planes, start, (1, r, grid.planes.shape[2]))[0]
+
+
+def _span(grid: Grid, start, end):
+    """The span [start, end] clipped to the grid, whether it is empty, and its end blocks."""
+    t, _, r = _shape(grid)
+    lo, hi = jnp.maximum(start, 0), jnp.minimum(end, t - 1)
+    empty = lo > hi
+    return lo, hi, empty, jnp.clip(lo // r, 0, t // r - 1), jnp.clip(hi // r, 0, t // r - 1)
+
+
+def used(grid: Grid, start, end) -> jax.Array:
+    """uint32[Cw]: the columns occupied in some step of [start, end] (none if the span is empty)."""
+    _, b, r = _shape(grid)
+    lo, hi, empty, first, last = _span(grid, start, end)
+    k = jnp.arange(b)
+    inside = (k > first) & (k < last)
+    tags, summary = grid.tags, grid.summary
+    words = jax.lax.reduce(jnp.where(inside[:, None], summary, jnp.uint32(0)), jnp.uint32(0),
+                           jax.lax.bitwise_or, (0,))
+    ends = jnp.stack([first, last])  # the same block twice when the span is in one: harmless
+    steps = ends[:, None] * r + jnp.arange(r)
+    rows = jax.vmap(lambda kb: _block(grid, kb))(ends) | tags[ends][:, None, :]
+    rows = jnp.where(((steps >= lo) & (steps <= hi))[:, :, None], rows, jnp.uint32(0))
+    words = words | jax.lax.reduce(rows, jnp.uint32(0), jax.lax.bitwise_or, (0, 1))
+    return jnp.where(empty, jnp.uint32(0), words)
+
+
+def fill(grid: Grid, start, end, mask, active) -> Grid:
+    """Marks the columns of `mask` (uint32[Cw]) occupied in steps [start, end], if `active`."""
+    _, b, r = _shape(grid)
+    lo, hi, empty, first, last = _span(grid, start, end)
+    on = active & ~empty
+    k = jnp.arange(b)
+    inside = (on & (k > first) & (k < last))[:, None]
+    tags, summary = grid.tags, grid.summary
+    tags = jnp.where(inside, tags | mask, tags)
+    summary = jnp.where(inside, summary | mask, summary)
+    # The two end blocks (one, when the span is in one block) gain the mask in their rows. The
+    # first write since the save goes to the other plane, later ones to the current plane; a
+    # block not written gets its own rows back, on its current plane.
+    ends = jnp.stack([first, last])
+    same = last == first
+    write = on & jnp.stack([jnp.bool_(True), ~same])
+    steps = ends[:, None] * r + jnp.arange(r)
+    rows = jax.vmap(lambda kb: _block(grid, kb))(ends)
+    rows = jnp.where(((steps >= lo) & (steps <= hi) & on)[:, :, None], rows | mask, rows)
+    target = jnp.where(write & ~grid.written[ends], 1 - grid.plane[ends], grid.plane[ends]).astype(jnp.int32)
+    rows = rows.at[1].set(jnp.where(same, rows[0], rows[1]))  # one block: the same write twice
+    target = target.at[1].set(jnp.where(same, target[0], target[1]))
+    planes = grid.planes
+    for k in range(2):
+        planes = jax.lax.dynamic_update_slice(planes, rows[k][None], (target[k], ends[k] * r, jnp.int32(0)))
+    at = jnp.where(write, ends, b)  # out of range: no write
+    plane = grid.plane.at[at].set(target.astype(jnp.int8), mode="drop")
+    written = grid.written.at[at].set(True, mode="drop")
+    summary = summary.at[at].set(summary[ends] | mask, mode="drop")
+    return grid.replace(planes=planes, plane=plane, written=written, tags=tags, summary=summary)
+
+
+def save(grid: Grid) -> Grid:
+    """The current grid becomes the saved one."""
+    return grid.replace(written=jnp.zeros_like(grid.written), saved_tags=grid.tags,
+                        saved_summary=grid.summary)
+
+
+def restore(grid: Grid) -> Grid:
+    """Back to the grid at the last save (which stays saved)."""
+    return grid.replace(plane=grid.plane ^ grid.written.astype(jnp.int8),
+                        written=jnp.zeros_like(grid.written), tags=grid.saved_tags,
+                        summary=grid.saved_summary)
+
+
+def rows(grid: Grid) -> jax.Array:
+    """uint32[T, Cw]: the whole grid, row by row."""
+    t, b, r = _shape(grid)
+    blocks = grid.planes.reshape(2, b, r, -1)[grid.plane.astype(jnp.int32), jnp.arange(b)]
+    return (blocks | grid.tags[:, None, :]).reshape(t, -1)
+
+
+def row(grid: Grid, step) -> jax.Array:
+    """uint32[Cw]: the row of one step (clipped to the grid)."""
+    t, _, r = _shape(grid)
+    step = jnp.clip(step, 0, t - 1)
+    k = step // r
+    start = (grid.plane[k].astype(jnp.int32), step, jnp.int32(0))
+    return jax.lax.dynamic_slice(grid.planes, start, (1, 1, grid.planes.shape[2]))[0, 0] | grid.tags[k]

@@ -1,0 +1,74 @@
+"""The blocked, two-plane memory grid against a plain bit grid, and the word-level column search."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmmap import game
+from jaxmmap import grid as memory
+
+
+def _bits(words: np.ndarray) -> np.ndarray:
+    return ((words[..., None] >> np.arange(32, dtype=np.uint32)) & 1).astype(bool).reshape(*words.shape[:-1], -1)
+
+
+def _words(bits: np.ndarray) -> np.ndarray:
+    chunks = bits.reshape(*bits.shape[:-1], -1, 32).astype(np.uint64)
+    return (chunks << np.arange(32, dtype=np.uint64)).sum(-1).astype(np.uint32)
+
+
+@pytest.mark.parametrize("steps", [64, 112, 128, 1280])
+def test_block_rows_divide_the_steps_and_keep_queries_short(steps):
+    r = memory.block_rows(steps)
+    assert steps % r == 0 and r & (r - 1) == 0
+    assert steps // r + 2 * r <= min(steps // q + 2 * q for q in (1, 2, 4, 8, 16, 32, 64) if steps % q == 0)
+
+
+@pytest.mark.parametrize("steps,words", [(64, 1), (112, 2), (128, 3)])
+def test_grid_follows_a_plain_grid_through_fills_saves_and_restores(steps, words):
+    rng = np.random.default_rng(steps)
+    cols = 32 * words
+    fill, used = jax.jit(memory.fill), jax.jit(memory.used)
+    save, restore, rows, row = jax.jit(memory.save), jax.jit(memory.restore), jax.jit(memory.rows), jax.jit(memory.row)
+    grid, plain = memory.init(steps, words), np.zeros((steps, cols), bool)
+    saved = plain.copy()
+    for move in range(300):
+        kind = rng.choice(["fill", "fill", "fill", "save", "restore"], p=[0.3, 0.3, 0.2, 0.12, 0.08])
+        if kind == "fill":
+            a = int(rng.integers(-3, steps))
+            b = int(rng.integers(a - 2, min(steps + 3, a + rng.choice([2, 20, steps]))))
+            lo = int(rng.integers(0, cols))
+            mask = np.zeros(cols, bool)
+            mask[lo:lo + int(rng.integers(1, 9))] = True
+            active = bool(rng.random() < 0.9)
+            grid = fill(grid, jnp.int32(a), jnp.int32(b), jnp.asarray(_words(mask)), jnp.bool_(active))
+            if active:
+                plain[max(a, 0):max(min(b, steps - 1) + 1, 0)] |= mask
+        elif kind == "save":
+            grid, saved = save(grid), plain.copy()
+        else:
+            grid, plain = restore(grid), saved.copy()
+        np.testing.assert_array_equal(_bits(np.asarray(rows(grid))), plain, err_msg=f"move {move}")
+        for _ in range(3):
+            a = int(rng.integers(-3, steps + 2))
+            b = int(rng.integers(a - 3, steps + 3))
+            expected = plain[max(a, 0):max(min(b, steps - 1) + 1, 0)].any(axis=0)
+            np.testing.assert_array_equal(_bits(np.asarray(used(grid, jnp.int32(a), jnp.int32(b)))), expected)
+            t = int(rng.integers(0, steps))
+            np.testing.assert_array_equal(_bits(np.asarray(row(grid, jnp.int32(t)))), plain[t])
+
+
+def test_lowest_free_offset_and_fit_match_a_scan_of_the_columns():
+    rng = np.random.default_rng(0)
+    lowest, fits = jax.jit(game._lowest), jax.jit(game._fits)
+    for _ in range(400):
+        words = int(rng.integers(1, 9))
+        used = rng.random(32 * words) < rng.random() ** 2
+        width = int(rng.integers(0, 32 * words + 3))
+        free_at = [o for o in range(32 * words) if o + width <= 32 * words and not used[o:o + width].any()]
+        packed = jnp.asarray(_words(used))
+        assert int(lowest(packed, jnp.int32(width))) == (free_at[0] if free_at else -1)
+        offset = int(rng.integers(-2, 32 * words + 2))
+        assert bool(fits(packed, jnp.int32(offset), jnp.int32(width))) == (offset in free_at or (
+            width == 0 and 0 <= offset <= 32 * words))
