@@ -24,8 +24,9 @@ from ml_collections import config_flags
 
 from jaxmmap import Rules
 from jaxmmap.agent.loop import agent_config, fit, keep_best
-from jaxmmap.cli import columns_for, compilation_cache, open_problem, summarize
-from jaxmmap.files import UserError, check_folder, finite, write_json
+from jaxmmap.core.files import UserError, check_folder, finite, write_json
+from jaxmmap.core.io import columns_for, open_problem, summarize
+from jaxmmap.env.compilation_cache import compilation_cache
 
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/quickstart.py", "Job configuration.")
 _WORKDIR = flags.DEFINE_string("workdir", "runs/quickstart", "Where results are written.")

@@ -3,8 +3,8 @@ wall time, on one instance.
 
     python benchmarks/agent_ablations.py --budget 300 --seeds 1 -o docs/results/agent-cpu-DATE/ablations
 
-Each variant is the `muzero` solver (`jaxmmap.agent.loop.muzero`) with its options, run by the
-comparison harness (`jaxmmap.compare`: the same budget, compilation included, every solution
+Each variant is the `muzero` solver (`jaxmmap.solvers.agents.muzero`) with its options, run by the
+comparison harness (`jaxmmap.harness.compare`: the same budget, compilation included, every solution
 validated, returns as fractions of the LP bound); the runs are relabelled with the variant's
 name and written as one comparison folder (results.md, curves.png: the figure, traces.json).
 
@@ -27,8 +27,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from jaxmmap.cli import open_problem  # noqa: E402
-from jaxmmap.compare import Comparison, compare  # noqa: E402
+from jaxmmap.core.io import open_problem  # noqa: E402
+from jaxmmap.harness.compare import Comparison, compare  # noqa: E402
 
 VARIANTS = {
     "agent": {},

@@ -26,15 +26,15 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jaxmmap import game
 from jaxmmap.agent import expert, selfplay, train
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import NetworkConfig, make_networks
-from jaxmmap.cli import columns_for, open_problem
-from jaxmmap.instance import make_instance
-from jaxmmap.play import random_policy
-from jaxmmap.rules import Rules
-from jaxmmap.solvers import policy as policy_lib
+from jaxmmap.core.io import columns_for, open_problem
+from jaxmmap.core.rules import Rules
+from jaxmmap.env import game
+from jaxmmap.env.instance import make_instance
+from jaxmmap.env.rollout import random_policy
+from jaxmmap.solvers.evolution import policy as policy_lib
 
 
 def timed(fn, *args, repeats: int) -> float:

@@ -7,7 +7,7 @@
 For each standard size (about 315, 3,140 and 16,560 buffers, from the generator) both games play
 the same stretch of the game, the first `--moves` moves (or the whole game if shorter), with a
 random legal policy and the Drop-backup on:
-* the reference (`jaxmmap.reference`, NumPy): one game, moves per second;
+* the reference (`jaxmmap.env.reference`, NumPy): one game, moves per second;
 * the JAX game: `play.rollouts` over a batch of games of one instance, timed after compilation
   (best of 3); moves per second summed over the batch (only moves of unfinished games count).
 
@@ -26,10 +26,11 @@ import time
 import jax
 import numpy as np
 
-from jaxmmap import ReferenceGame, Rules, game, generate, make_instance
-from jaxmmap import grid as memory
-from jaxmmap.files import write_json
-from jaxmmap.play import random_policy, rollouts
+from jaxmmap import ReferenceGame, Rules, generate, make_instance
+from jaxmmap.core.files import write_json
+from jaxmmap.env import game
+from jaxmmap.env import grid as memory
+from jaxmmap.env.rollout import random_policy, rollouts
 
 H100_BANDWIDTH = 3.35e12  # bytes per second (H100 SXM, HBM3)
 

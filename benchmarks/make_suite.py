@@ -3,7 +3,7 @@
     python benchmarks/make_suite.py            # all instances (a few minutes on 2 CPU cores)
     python benchmarks/make_suite.py --only gpt_small_train
 
-Each instance is one program of `jaxmmap.workloads`, compiled for the CPU (its optimized,
+Each instance is one program of `benchmarks/suite/workloads.py`, compiled for the CPU (its optimized,
 scheduled HLO), imported with `jaxmmap.importer` on one hardware preset. An entry may give a
 fraction: the fast memory is then that fraction of the program's peak live bytes where this is
 smaller than the preset's (the pressure a real chip sees with larger batches or several programs
@@ -22,11 +22,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from jaxmmap import workloads  # noqa: E402
-from jaxmmap.cli import summarize  # noqa: E402
+from benchmarks.suite import workloads  # noqa: E402
+from jaxmmap.core.io import summarize  # noqa: E402
+from jaxmmap.core.problem import save_problem  # noqa: E402
+from jaxmmap.core.rules import auto_columns  # noqa: E402
 from jaxmmap.importer import from_hlo_text  # noqa: E402
-from jaxmmap.problem import save_problem  # noqa: E402
-from jaxmmap.rules import auto_columns  # noqa: E402
 
 # (workload, hardware, fast memory as a fraction of peak live bytes, or None: the preset's)
 SUITE = [
@@ -116,9 +116,9 @@ def main():
 
 DOC_HEAD = """# The benchmark suite
 
-Problems made from real JAX/flax programs (`jaxmmap.workloads`), compiled by XLA for the CPU and
-imported with `jaxmmap.importer` (see `docs/importer.md`): `jaxmmap.benchmarks.names()`,
-`jaxmmap.benchmarks.load(name)`. Regenerate with `python benchmarks/make_suite.py`.
+Problems made from real JAX/flax programs (`benchmarks/suite/workloads.py`), compiled by XLA for the CPU and
+imported with `jaxmmap.importer` (see `docs/importer.md`): `jaxmmap.core.suite.names()`,
+`jaxmmap.core.suite.load(name)`. Regenerate with `python benchmarks/make_suite.py`.
 
 An instance is named `workload@hardware`, with `-NN` when its fast memory is NN% of the program's
 peak live bytes, smaller than the preset's size (which would hold small programs whole). *Pressure*

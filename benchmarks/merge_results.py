@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from jaxmmap import benchmarks
+from jaxmmap.core import suite as benchmarks  # noqa: E402
 
 
 def read(folders: list[str]) -> tuple[dict, dict, list[str]]:

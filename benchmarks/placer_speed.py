@@ -19,7 +19,7 @@ import argparse
 import time
 
 from jaxmmap import Rules, generate
-from jaxmmap.rules import auto_columns
+from jaxmmap.core.rules import auto_columns
 from jaxmmap.solvers import solve
 from jaxmmap.solvers.heuristic import plan
 from jaxmmap.solvers.placer import place

@@ -24,9 +24,9 @@ import argparse
 import time
 
 from jaxmmap import Rules, bundled, generate
-from jaxmmap.benchmarks import load, names
-from jaxmmap.files import write_json
-from jaxmmap.rules import auto_columns
+from jaxmmap.core.files import write_json
+from jaxmmap.core.rules import auto_columns
+from jaxmmap.core.suite import load, names
 from jaxmmap.solvers import solve
 from jaxmmap.solvers.base import NoGameError
 from jaxmmap.solvers.cpsat import MAX_BUFFERS

@@ -15,7 +15,7 @@ from env_throughput import problem_of_size
 
 from jaxmmap import Rules, make_instance
 
-play = importlib.import_module("jaxmmap.play")
+play = importlib.import_module("jaxmmap.env.rollout")
 
 
 def main():

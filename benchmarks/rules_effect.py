@@ -3,7 +3,7 @@ same instances under the paper's rules and under the older game without pins.
 
     python benchmarks/rules_effect.py --budget 10 -o docs/results/rules-cpu-DATE
 
-runs `jaxmmap.compare` twice (every solution validated, the same wall-clock budget per run,
+runs `jaxmmap.harness.compare` twice (every solution validated, the same wall-clock budget per run,
 compilation included) and writes OUT/paper/ and OUT/older/ (the usual comparison folders) and
 OUT/README.md: per instance, each solver's return under both rule sets, their ratio, and the
 upper bound under each (the LP relaxation bound of `jaxmmap.solvers.cpsat`). `--reuse` reads
@@ -22,9 +22,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from jaxmmap import benchmarks, bundled  # noqa: E402
-from jaxmmap.compare import Comparison, compare  # noqa: E402
-from jaxmmap.rules import Rules, auto_columns  # noqa: E402
+from jaxmmap import bundled  # noqa: E402
+from jaxmmap.core import suite as benchmarks  # noqa: E402
+from jaxmmap.core.rules import Rules, auto_columns  # noqa: E402
+from jaxmmap.harness.compare import Comparison, compare  # noqa: E402
 from jaxmmap.solvers.cpsat import upper_bound  # noqa: E402
 
 RULE_SETS = {"older": False, "paper": True}  # name -> Rules.output_nocopy

@@ -15,8 +15,8 @@ import argparse
 
 import jax
 
-from jaxmmap.cli import open_problems
-from jaxmmap.rules import Rules, auto_columns
+from jaxmmap.core.io import open_problems
+from jaxmmap.core.rules import Rules, auto_columns
 from jaxmmap.solvers import solve
 
 DEFAULT_INSTANCES = ["suite:resnet18_infer@tpu_v4i-30", "suite:resnet50_infer@dram_pmem-25",

@@ -12,15 +12,11 @@ Results:            latency (the simulated run of a solution: Timeline), plots, 
 The specification:  ReferenceGame (plain NumPy), docs/game.md
 """
 
-from jaxmmap import benchmarks, importer, solvers
-from jaxmmap.env import Environment, Observation, TimeStep
-from jaxmmap.files import UserError
-from jaxmmap.game import State, action_rewards, init, legal_action_mask, step
-from jaxmmap.generator import bundled, generate
-from jaxmmap.importer import from_hlo_text, from_jax
-from jaxmmap.instance import Instance, bucket, make_instance
-from jaxmmap.play import greedy_policy, nth_game, play, random_policy, rollout, rollouts, to_solution
-from jaxmmap.problem import (
+from jaxmmap import importer, solvers
+from jaxmmap.core import suite as benchmarks  # the bundled suite, `jaxmmap.benchmarks.load(name)`
+from jaxmmap.core.files import UserError
+from jaxmmap.core.io import bundled
+from jaxmmap.core.problem import (
     COPY,
     DROP,
     NOCOPY,
@@ -33,11 +29,17 @@ from jaxmmap.problem import (
     save_problem,
     save_solution,
 )
-from jaxmmap.reference import ReferenceGame
-from jaxmmap.rules import Rules
-from jaxmmap.simulator import Timeline, latency
+from jaxmmap.core.rules import Rules
+from jaxmmap.core.simulator import Timeline, latency
+from jaxmmap.core.validator import Report, SolutionRejected, Violation, check_solution, validate
+from jaxmmap.env import Environment, Observation, TimeStep
+from jaxmmap.env.game import State, action_rewards, init, legal_action_mask, step
+from jaxmmap.env.generator import generate
+from jaxmmap.env.instance import Instance, bucket, make_instance
+from jaxmmap.env.reference import ReferenceGame
+from jaxmmap.env.rollout import greedy_policy, nth_game, play, random_policy, rollout, rollouts, to_solution
+from jaxmmap.importer import from_hlo_text, from_jax
 from jaxmmap.solvers.placer import place
-from jaxmmap.validator import Report, SolutionRejected, Violation, check_solution, validate
 
 __version__ = "0.1.0"
 

@@ -3,7 +3,7 @@ generate.
 
 A PROBLEM argument is a file (`.json` or `.json.gz`), `bundled:NAME` for an instance shipped
 with the package (`bundled:tiny`), or `suite:NAME` for one of the benchmark suite
-(`jaxmmap.benchmarks.names()`); `compare` also takes suite patterns (`suite:resnet*`).
+(`jaxmmap.core.suite.names()`); `compare` also takes suite patterns (`suite:resnet*`).
 """
 
 from __future__ import annotations
@@ -13,91 +13,17 @@ import json
 import os
 import sys
 
-import numpy as np
-
-from jaxmmap.files import UserError, check_output
-from jaxmmap.problem import (
+from jaxmmap.core.files import UserError, check_output
+from jaxmmap.core.io import columns_for, open_problem, open_problems, summarize
+from jaxmmap.core.problem import (
     PROBLEM_FORMAT,
     Problem,
     ProblemError,
-    load_problem,
     load_solution,
     read_json,
     save_problem,
     save_solution,
 )
-
-
-def open_problem(arg: str) -> Problem:
-    if arg.startswith("bundled:"):
-        from jaxmmap.generator import bundled
-        try:
-            return bundled(arg.split(":", 1)[1])
-        except FileNotFoundError as e:
-            raise ProblemError(str(e)) from None
-    if arg.startswith("suite:"):
-        from jaxmmap import benchmarks
-        try:
-            return benchmarks.load(arg.split(":", 1)[1])
-        except KeyError as e:
-            raise ProblemError(str(e)) from None
-    return load_problem(arg)
-
-
-def open_problems(args: list[str]) -> list[Problem]:
-    """Problems from PROBLEM arguments; `suite:PATTERN` (fnmatch, e.g. `suite:*@gpu`) expands to
-    every matching suite instance."""
-    import fnmatch
-    out = []
-    for arg in args:
-        if arg.startswith("suite:") and any(c in arg for c in "*?["):
-            from jaxmmap import benchmarks
-            names = fnmatch.filter(benchmarks.names(), arg.split(":", 1)[1])
-            if not names:
-                raise ProblemError(f"no suite instance matches {arg!r}")
-            out += [benchmarks.load(name) for name in names]
-        else:
-            out.append(open_problem(arg))
-    return out
-
-
-def columns_for(problem: Problem, columns: str | int) -> int:
-    """`columns` as a number; "auto" picks the fewest that lose at most 5% to rounding."""
-    from jaxmmap.rules import MAX_COLUMNS, auto_columns
-    if str(columns) == "auto":
-        return auto_columns(problem)
-    try:
-        value = int(columns)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_COLUMNS:
-        raise UserError(f"--columns {columns}: give auto or a whole number in [1, {MAX_COLUMNS:,}]")
-    return value
-
-
-def summarize(problem: Problem, columns: int = 256) -> dict:
-    """Sizes and pressure of a problem, as `jaxmmap check` prints them."""
-    from jaxmmap.rules import capacity_loss
-    live = np.zeros(problem.num_steps)
-    seen = set()
-    for i in range(problem.num_buffers):  # bytes of live tensors per step (each tensor once)
-        tid = int(problem.tensor_id[i])
-        if tid not in seen:
-            seen.add(tid)
-            live[problem.live_start[i]: problem.live_end[i] + 1] += problem.size[i]
-    aliases = problem.alias_id[problem.alias_id >= 0]
-    return {
-        "name": problem.name, "buffers": problem.num_buffers, "steps": problem.num_steps,
-        "tensors": len(seen), "alias_groups": int(np.unique(aliases).size),
-        "aliased_buffers": int(aliases.size),
-        "live_out_tensors": int(np.unique(problem.tensor_id[problem.live_out]).size),
-        "memory_size": problem.memory_size,
-        "peak_live_bytes": int(live.max()), "memory_pressure": float(live.max() / problem.memory_size),
-        "total_supply": float(problem.supply.sum()), "total_demand": float(problem.demand.sum()),
-        "total_benefit": float(problem.benefit.sum()),
-        "latency_tables": len(problem.latency_tables),
-        "capacity_loss": capacity_loss(problem, columns),
-    }
 
 
 def _check(args) -> int:
@@ -112,13 +38,13 @@ def _check(args) -> int:
 
 
 def _rules(args, problem: Problem):
-    from jaxmmap.rules import Rules
+    from jaxmmap.core.rules import Rules
     return Rules(columns=columns_for(problem, args.columns), nocopy_offset=args.nocopy_offset,
                  output_nocopy=not args.no_output_nocopy)
 
 
 def _play(args) -> int:
-    from jaxmmap.play import play
+    from jaxmmap.env.rollout import play
     if args.games < 1:
         raise UserError(f"--games {args.games}: play at least 1 game")
     if args.output:
@@ -156,8 +82,8 @@ def _solve(args) -> int:
 
 
 def _compare(args) -> int:
-    from jaxmmap.compare import compare
-    from jaxmmap.files import check_folder
+    from jaxmmap.core.files import check_folder
+    from jaxmmap.harness.compare import compare
     check_folder(args.output, create=False)
     problems = open_problems(args.instances)
     result = compare(
@@ -194,7 +120,7 @@ def parse_options(items: list[str], *, per_solver: bool = False) -> dict[str, di
 
 
 def _validate(args) -> int:
-    from jaxmmap.validator import validate
+    from jaxmmap.core.validator import validate
     report = validate(open_problem(args.problem), load_solution(args.solution),
                       allow_nocopy_move=args.allow_nocopy_move)
     print(report)
@@ -202,7 +128,7 @@ def _validate(args) -> int:
 
 
 def _generate(args) -> int:
-    from jaxmmap.generator import generate
+    from jaxmmap.env.generator import generate
     check_output(args.output)
     problem = generate(args.seed, num_instructions=args.instructions,
                        memory_fraction=args.memory_fraction, inplace_prob=args.inplace_prob,
@@ -277,7 +203,7 @@ def _import(args) -> int:
 def _checked_solutions(problem: Problem, paths: list[str], show_invalid: bool) -> list:
     """The solution files, each validated before anything is reported about it: an invalid one
     is refused naming its file, unless `show_invalid` (then its output is marked invalid)."""
-    from jaxmmap.validator import check_solution
+    from jaxmmap.core.validator import check_solution
     solutions = [load_solution(path) for path in paths]
     for path, solution in zip(paths, solutions):
         check_solution(problem, solution, what=path, allow_invalid=show_invalid)
@@ -285,8 +211,8 @@ def _checked_solutions(problem: Problem, paths: list[str], show_invalid: bool) -
 
 
 def _latency(args) -> int:
-    from jaxmmap.report import BASELINE, baseline, speedup
-    from jaxmmap.simulator import latency
+    from jaxmmap.core.simulator import latency
+    from jaxmmap.harness.report import BASELINE, baseline, speedup
     problem = open_problem(args.problem)
     solutions = _checked_solutions(problem, args.solutions, args.show_invalid)
     timelines = [latency(problem, s, allow_invalid=args.show_invalid) for s in solutions]
@@ -302,7 +228,7 @@ def _latency(args) -> int:
 
 
 def _plot(args) -> int:
-    from jaxmmap.plots import layout
+    from jaxmmap.harness.plots import layout
     check_output(args.output)
     highlight = args.highlight
     if highlight not in ("auto", "none"):
@@ -319,7 +245,7 @@ def _plot(args) -> int:
 
 
 def _report(args) -> int:
-    from jaxmmap.report import report
+    from jaxmmap.harness.report import report
     text = report(args.sources, args.output, layouts=not args.no_layouts,
                   allow_invalid=args.show_invalid)
     print(text)
@@ -446,29 +372,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def compilation_cache() -> str | None:
-    """Turns on JAX's persistent compilation cache, so that a rerun on the same shapes loads its
-    programs instead of compiling them again (30-70 s for the agent on a CPU). The directory is
-    $JAXMMAP_COMPILATION_CACHE, else ~/.cache/jaxmmap/xla; set the variable to "off" to disable.
-    JAX keys every entry by the program, the jax and jaxlib versions, the device and the compile
-    options, so an entry of another version is never used (it only takes disk space). Returns
-    the directory, or None when disabled."""
-    path = os.environ.get("JAXMMAP_COMPILATION_CACHE",
-                          os.path.join(os.path.expanduser("~"), ".cache", "jaxmmap", "xla"))
-    if path.lower() in ("off", "0", "none", ""):
-        return None
-    import jax
-
-    jax.config.update("jax_compilation_cache_dir", path)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    return path
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from jaxmmap.env.compilation_cache import compilation_cache
     from jaxmmap.importer.hlo import HloParseError
     from jaxmmap.solvers.base import NoGameError
+
     compilation_cache()
     try:
         return args.run(args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxmmap.problem import DROP, LatencyTable, Problem, Solution
+from jaxmmap.core.problem import DROP, LatencyTable, Problem, Solution
 
 
 def make_problem(buffers, *, memory=200, supply=None, steps=10, tables=(), name="p",

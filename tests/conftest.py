@@ -13,10 +13,14 @@
 
 import gc
 import os
+import pathlib
+import sys
 
 import pytest
 
 os.environ["JAXMMAP_COMPILATION_CACHE"] = "off"
+# `benchmarks.suite.workloads` (the zoo of real programs) lives beside the package, not in it.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 
 @pytest.fixture(autouse=True, scope="module")

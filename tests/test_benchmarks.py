@@ -3,9 +3,10 @@
 import jax
 import pytest
 
-from jaxmmap import Rules, benchmarks, make_instance, to_solution, validate
-from jaxmmap.instance import stack
-from jaxmmap.play import greedy_policy, rollout
+from jaxmmap import Rules, make_instance, to_solution, validate
+from jaxmmap.core import suite as benchmarks
+from jaxmmap.env.instance import stack
+from jaxmmap.env.rollout import greedy_policy, rollout
 
 FAMILIES = {"alexnet", "resnet", "mnasnet", "wavenet", "transformer", "lstm", "gru", "nmt",
             "alphatensor", "gpt"}

@@ -5,7 +5,7 @@ import pathlib
 
 from jaxmmap import load_solution, validate
 from jaxmmap.cli import main
-from jaxmmap.generator import bundled
+from jaxmmap.core.io import bundled
 
 
 def test_generate_check_play_validate(tmp_path, capsys):
@@ -120,7 +120,7 @@ def test_a_budget_too_small_for_one_game_is_one_error_line(tmp_path, capsys):
 def test_the_persistent_compilation_cache(tmp_path, monkeypatch):
     import jax
 
-    from jaxmmap.cli import compilation_cache
+    from jaxmmap.env.compilation_cache import compilation_cache
 
     before = jax.config.jax_compilation_cache_dir
     try:

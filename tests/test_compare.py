@@ -12,8 +12,8 @@ import pytest
 
 from jaxmmap import Rules, generate
 from jaxmmap.cli import main
-from jaxmmap.compare import Comparison, compare
-from jaxmmap.generator import bundled
+from jaxmmap.core.io import bundled
+from jaxmmap.harness.compare import Comparison, compare
 from jaxmmap.solvers import SOLVERS
 from jaxmmap.solvers.base import Refused, Result
 

@@ -9,13 +9,16 @@ import pytest
 from ortools.sat.python import cp_model
 
 from jaxmmap import Rules, generate, validate
-from jaxmmap.benchmarks import load
-from jaxmmap.generator import bundled
-from jaxmmap.problem import DROP, NOCOPY, Solution
-from jaxmmap.reference import ReferenceGame
+from jaxmmap.core.io import bundled
+from jaxmmap.core.problem import DROP, NOCOPY, Solution
+from jaxmmap.core.suite import load
+from jaxmmap.env.reference import ReferenceGame
 from jaxmmap.solvers import SOLVERS, solve
-from jaxmmap.solvers import cpsat as cpsat_module
-from jaxmmap.solvers.cpsat import _LP, _Model, all_drop, cpsat, relaxation, upper_bound
+from jaxmmap.solvers.cpsat import all_drop, cpsat, relaxation, upper_bound
+from jaxmmap.solvers.cpsat import bound as cpsat_bound
+from jaxmmap.solvers.cpsat import model as cpsat_model
+from jaxmmap.solvers.cpsat.bound import _LP
+from jaxmmap.solvers.cpsat.model import _Model
 from jaxmmap.solvers.exhaustive import exhaustive
 
 RULES = Rules(columns=32)
@@ -181,7 +184,7 @@ def test_every_game_solution_fits_the_model(family, seed, columns, nocopy_offset
 def test_group_pieces_are_the_disjoint_union_of_the_members_allocations(seed):
     """`_Model._group_pieces` on random allocations (each containing its member's target, some
     members without one): disjoint pieces covering exactly the union."""
-    from jaxmmap.solvers.cpsat import _Buffer
+    from jaxmmap.solvers.cpsat.model import _Buffer
 
     rng = np.random.default_rng(seed)
     T, k = 12, 7
@@ -254,7 +257,7 @@ def test_lp_bound_is_above_the_proven_optimum(seed):
 def test_pdlp_certificate_is_a_valid_bound(monkeypatch):
     problem = small(0)
     exact, _ = relaxation(problem)
-    monkeypatch.setattr(cpsat_module, "HIGHS_NONZEROS", 0)
+    monkeypatch.setattr(cpsat_bound, "HIGHS_NONZEROS", 0)
     bound, info = relaxation(problem, pdlp_iterations=200)
     assert info["lp_solver"] == "pdlp"
     assert exact - 1e-6 <= bound < np.inf
@@ -288,7 +291,7 @@ def test_all_drop_when_cpsat_finds_nothing(monkeypatch):
             return cp_model.UNKNOWN
 
     problem = tiny(2)
-    monkeypatch.setattr(cpsat_module.cp_model, "CpSolver", Idle)
+    monkeypatch.setattr(cpsat_model.cp_model, "CpSolver", Idle)
     result = cpsat(problem, 10, 0, hint=None)
     check_result(problem, result)
     assert np.all(result.solution.action == DROP) and result.solution.ret == 0.0

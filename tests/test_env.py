@@ -7,10 +7,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmmap import Environment, Rules, generate, make_instance, play, rollout
-from jaxmmap.env import FIRST, LAST, MID
-from jaxmmap.instance import stack
-from jaxmmap.play import greedy_policy, random_policy, rollouts
+from jaxmmap import Environment, Rules, generate, make_instance, play, rollout, validate
+from jaxmmap.env import FIRST, LAST, MID, game
+from jaxmmap.env.instance import stack
+from jaxmmap.env.rollout import greedy_policy, random_policy, rollouts
 
 RULES = Rules(columns=64)
 PAD = dict(num_buffers=256, num_steps=64, num_tables=64)
@@ -94,17 +94,36 @@ def test_rollouts_copy_no_game_state_per_move():
     assert not copies, copies
 
 
-def test_greedy_is_deterministic_and_not_worse_than_all_drop():
+def test_greedy_takes_a_legal_action_of_the_largest_immediate_reward_at_every_move():
     problem = generate(8, num_instructions=30)
     instance = make_instance(problem, RULES, **PAD)
-    run = jax.jit(lambda k: rollout(instance, k, greedy_policy, backup=True))
-    a, b = run(jax.random.key(0)), run(jax.random.key(1))
-    assert float(a.board.ret) == float(b.board.ret) > 0.0
+    state = game.init(instance, backup=True)
+    step, key, total = jax.jit(game.step), jax.random.key(0), 0.0
+    while not bool(state.done):
+        legal = np.asarray(game.legal_action_mask(state))
+        rewards = np.where(legal, np.asarray(game.action_rewards(state)), -np.inf)
+        action = int(greedy_policy(key, state))
+        assert legal[action] and rewards[action] == rewards.max()
+        assert action == int(np.argmax(rewards))  # ties: Copy, then NoCopy, then Drop
+        state = step(state, action)
+        total += float(state.reward)
+    whole = jax.jit(lambda k: rollout(instance, k, greedy_policy, backup=True))(key)
+    assert float(whole.board.ret) == pytest.approx(float(state.board.ret))
+    assert float(state.board.ret) > 0.0
+    assert total == pytest.approx(float(state.board.ret), rel=1e-5)
 
 
 def test_play_returns_validated_best_solution():
     problem = generate(9, num_instructions=30, inplace_prob=0.2)
     solution, summary = play(problem, "random", games=32, rules=RULES)
-    assert summary["best_return"] >= summary["mean_return"]
+    instance = make_instance(problem, RULES)
+    keys = jax.random.split(jax.random.key(0), 32)  # play's games, replayed one by one
+    one = jax.jit(lambda k: rollout(instance, k, random_policy, backup=True))
+    games = [one(k) for k in keys]
+    returns = np.array([-np.inf if bool(g.lost) else float(g.board.ret) for g in games])
+    assert np.unique(returns).size > 1  # the random games differ
+    assert summary["best_return"] == pytest.approx(returns.max(), rel=1e-5)
+    assert summary["mean_return"] == pytest.approx(np.where(np.isfinite(returns), returns, 0).mean(), rel=1e-5)
+    assert validate(problem, solution).ok
     assert solution.ret == pytest.approx(summary["best_return"], rel=1e-5)
     assert solution.solver == "random"

@@ -14,13 +14,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmmap import game
-from jaxmmap.generator import generate
-from jaxmmap.instance import make_instance, stack
-from jaxmmap.play import greedy_policy, rollout, to_solution
-from jaxmmap.reference import ReferenceGame
-from jaxmmap.rules import Rules
-from jaxmmap.validator import validate
+from jaxmmap.core.rules import Rules
+from jaxmmap.core.validator import validate
+from jaxmmap.env import game
+from jaxmmap.env.generator import generate
+from jaxmmap.env.instance import make_instance, stack
+from jaxmmap.env.reference import ReferenceGame
+from jaxmmap.env.rollout import greedy_policy, rollout, to_solution
 
 PAD = dict(num_buffers=256, num_steps=64, num_tables=64)  # one compiled shape for every case
 COLUMNS = 64

@@ -1,4 +1,4 @@
-"""Tests of the random problem generator and the bundled problems (`jaxmmap.generator`)."""
+"""Tests of the random problem generator and the bundled problems (`jaxmmap.env.generator`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from jaxmmap.generator import BUNDLED_OPTIONS, bundled, generate, make_bundled
-from jaxmmap.problem import Problem, check_problem, load_problem, save_problem
+from jaxmmap.core.io import bundled
+from jaxmmap.core.problem import Problem, check_problem, load_problem, save_problem
+from jaxmmap.env.generator import BUNDLED_OPTIONS, generate, make_bundled
 
 FIELDS = ("size", "is_output", "target_time", "tensor_id", "alias_id", "live_start", "live_end",
           "demand", "benefit")

@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmmap import game
-from jaxmmap import grid as memory
+from jaxmmap.env import game
+from jaxmmap.env import grid as memory
 
 
 def _bits(words: np.ndarray) -> np.ndarray:

@@ -10,9 +10,9 @@ import pytest
 from builders import make_problem
 
 from jaxmmap import Rules, generate, validate
-from jaxmmap.generator import bundled
-from jaxmmap.problem import COPY, DROP, NOCOPY
-from jaxmmap.rules import discretize
+from jaxmmap.core.io import bundled
+from jaxmmap.core.problem import COPY, DROP, NOCOPY
+from jaxmmap.core.rules import discretize
 from jaxmmap.solvers import solve
 from jaxmmap.solvers.exhaustive import exhaustive
 from jaxmmap.solvers.heuristic import Memory, heuristic, plan, replay

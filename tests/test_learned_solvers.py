@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 from builders import EGRL_OPTIONS, ES_OPTIONS, PAD
 
-from jaxmmap import Rules, bundled, game, generate, make_instance, validate
-from jaxmmap.play import greedy_policy
-from jaxmmap.solvers import egrl as egrl_module
-from jaxmmap.solvers import es as es_module
-from jaxmmap.solvers import policy
+from jaxmmap import Rules, bundled, generate, make_instance, validate
+from jaxmmap.env import game, observation
+from jaxmmap.env.rollout import greedy_policy
+from jaxmmap.solvers.evolution import egrl as egrl_module
+from jaxmmap.solvers.evolution import es as es_module
+from jaxmmap.solvers.evolution import policy
 from jaxmmap.solvers.exhaustive import exhaustive
 
 RULES = Rules(columns=32)
@@ -51,10 +52,10 @@ def test_features_shapes_finite_and_greedy_start():
 
     @jax.jit
     def play(instance):
-        ctx = policy.context(instance)
+        ctx = observation.context(instance)
 
         def body(state, key):
-            phi = policy.features(state, ctx)
+            phi = observation.features(state, ctx)
             ours = policy.make_policy(greedy_params, ctx)(key, state)
             return game.step(state, ours), (phi, game.legal_action_mask(state), ours,
                                              greedy_policy(key, state), state.done)
@@ -73,9 +74,9 @@ def test_features_shapes_finite_and_greedy_start():
         return ctx, final, out, others
 
     ctx, final, (phi, legal, ours, greedy, done), others = play(instance)
-    chex.assert_shape(ctx.static, (PAD[0], policy.NUM_STATIC))
-    chex.assert_shape(phi, (2 * PAD[0], policy.NUM_FEATURES))
-    assert policy.NUM_FEATURES == len(policy.BUFFER_FEATURES) + 3 * len(policy.ACTION_FEATURES)
+    chex.assert_shape(ctx.static, (PAD[0], observation.NUM_STATIC))
+    chex.assert_shape(phi, (2 * PAD[0], observation.NUM_FEATURES))
+    assert observation.NUM_FEATURES == len(observation.BUFFER_FEATURES) + 3 * len(observation.ACTION_FEATURES)
     assert np.all(np.isfinite(np.asarray(phi))) and np.isfinite(float(ctx.scale))
     live = ~np.asarray(done)
     assert live.sum() == int(final.moves) >= problem.num_buffers + int(final.restores)
@@ -84,7 +85,7 @@ def test_features_shapes_finite_and_greedy_start():
     assert bool(final.done) and not bool(final.lost)
     x = np.asarray(phi)[live]
     assert np.all(x[:, 0] == 1.0)  # bias
-    bounded = [policy.BUFFER_FEATURES.index(f) for f in (
+    bounded = [observation.BUFFER_FEATURES.index(f) for f in (
         "demand_now", "demand_start", "target", "is_output", "progress", "occupancy", "later_uses",
         "supply_left")]
     assert np.all((x[:, bounded] >= 0) & (x[:, bounded] <= 1))
@@ -92,7 +93,7 @@ def test_features_shapes_finite_and_greedy_start():
         assert np.all(np.asarray(legal_moves)) and not bool(state.lost)
     # The pin's features: only outputs are pinnable, and an output's NoCopy is legal only if it
     # is; a pinned tensor's buffers have neither Copy nor Drop.
-    col = {f: policy.BUFFER_FEATURES.index(f) for f in ("is_output", "pinnable", "pinned", "later_value")}
+    col = {f: observation.BUFFER_FEATURES.index(f) for f in ("is_output", "pinnable", "pinned", "later_value")}
     legal_live = np.asarray(legal)[live]
     pinnable, pinned = x[:, col["pinnable"]], x[:, col["pinned"]]
     assert np.all(pinnable <= x[:, col["is_output"]]) and pinnable.sum() > 0
@@ -108,12 +109,12 @@ def test_later_value_sums_the_later_buffers_of_the_tensor():
                             dict(t=1, tensor=1, benefit=5.0),
                             dict(t=2, tensor=0, live=(0, 3), benefit=2.0),
                             dict(t=3, tensor=0, live=(0, 3), benefit=4.0)], steps=4)
-    ctx = policy.context(make_instance(problem, RULES))
-    later_value = np.asarray(ctx.static[:4, policy.NUM_STATIC - 1])
+    ctx = observation.context(make_instance(problem, RULES))
+    later_value = np.asarray(ctx.static[:4, observation.NUM_STATIC - 1])
     scale = float(ctx.scale)  # the mean value, 3
     expected = np.log1p(np.array([6.0, 0.0, 4.0, 0.0]) / scale)
     np.testing.assert_allclose(later_value, expected, rtol=1e-6)
-    np.testing.assert_array_equal(np.asarray(ctx.static[:4, policy.NUM_STATIC - 2]), [1, 0, 0, 0])
+    np.testing.assert_array_equal(np.asarray(ctx.static[:4, observation.NUM_STATIC - 2]), [1, 0, 0, 0])
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 4])
@@ -164,14 +165,14 @@ def test_es_generation_traces_once():
     for k in range(4):  # includes a restart (patience 2)
         search, state, stats = generation(search, jax.random.key(k), instance)
     assert int(search.es.generation_counter) == 4
-    chex.assert_shape(search.best_params, (policy.NUM_FEATURES * 3 + 3,))
+    chex.assert_shape(search.best_params, (observation.NUM_FEATURES * 3 + 3,))
     assert bool(jnp.isfinite(stats["best"]))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["es", "egrl"])
 def test_real_instance_beats_greedy_start(name):
-    from jaxmmap import benchmarks
+    from jaxmmap.core import suite as benchmarks
     from jaxmmap.solvers.simple import greedy
 
     problem = benchmarks.load("resnet18_infer@tpu_v4i-30")

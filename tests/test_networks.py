@@ -18,7 +18,7 @@ SMALL = nets.NetworkConfig(grid_channels=(4, 8), grid_blocks=1, profile_channels
 
 @struct.dataclass
 class FakeObservation:
-    """Stand-in for jaxmmap.agent.observation.Observation (same fields)."""
+    """Stand-in for jaxmmap.env.observation.Observation (same fields)."""
 
     buffers: jax.Array  # f32[B, 10, 16]
     grid: jax.Array  # f32[B, 128, 128]

@@ -8,21 +8,21 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmmap import ReferenceGame, Rules, game, generate, greedy_policy, make_instance
-from jaxmmap.agent import observation as obs_module
-from jaxmmap.agent.observation import (
-    ACTION_FEATURES,
-    BUFFER_FEATURES,
+from jaxmmap import ReferenceGame, Rules, generate, greedy_policy, make_instance
+from jaxmmap.env import game
+from jaxmmap.env import observation as obs_module
+from jaxmmap.env.observation import (
     GLOBAL_FEATURES,
     IMAGE,
     NUM_BUFFER_ROWS,
+    OBSERVED_ACTION_FEATURES,
+    ROW_FEATURES,
     SUPPLY_WINDOW,
     observe,
 )
-from jaxmmap.solvers import policy
 
 PAD = dict(num_buffers=256, num_steps=128, num_tables=64)
-F = {name: k for k, name in enumerate(BUFFER_FEATURES)}
+F = {name: k for k, name in enumerate(ROW_FEATURES)}
 
 
 def _play(problem, rules, moves, seed):
@@ -55,11 +55,11 @@ def test_shapes_ranges_and_agreement_with_the_reference(seed, columns):
     rules = Rules(columns=columns)
     ref, obs, state = _play(problem, rules, moves=problem.num_buffers // 2, seed=seed)
     words = -(-columns // 32)
-    chex.assert_shape(obs.buffers, (NUM_BUFFER_ROWS, len(BUFFER_FEATURES)))
+    chex.assert_shape(obs.buffers, (NUM_BUFFER_ROWS, len(ROW_FEATURES)))
     chex.assert_shape(obs.grid, (IMAGE, IMAGE))
     chex.assert_shape(obs.profile, (32 * words,))
     chex.assert_shape(obs.supply, (SUPPLY_WINDOW,))
-    chex.assert_shape(obs.actions, (3, len(ACTION_FEATURES)))
+    chex.assert_shape(obs.actions, (3, len(OBSERVED_ACTION_FEATURES)))
     chex.assert_shape(obs.globals, (len(GLOBAL_FEATURES),))
     for x in (obs.buffers, obs.globals):  # relative times and moves / N can pass 1 a little
         assert np.all(np.isfinite(x)) and np.abs(x).max() < 4
@@ -115,7 +115,7 @@ def test_batched_observations_compile_once():
 
     first = batch(states)
     batch(states)
-    chex.assert_shape(first.buffers, (4, NUM_BUFFER_ROWS, len(BUFFER_FEATURES)))
+    chex.assert_shape(first.buffers, (4, NUM_BUFFER_ROWS, len(ROW_FEATURES)))
     chex.assert_shape(first.grid, (4, IMAGE, IMAGE))
     assert np.all(np.asarray(first.legal)[:, 2])  # Drop is legal at the start
     with pytest.raises(ValueError, match="multiple"):
@@ -126,17 +126,17 @@ def test_decision_features_extend_the_es_features_with_what_is_left_and_the_prof
     problem = generate(3, num_instructions=40, memory_fraction=0.3)
     rules = Rules()
     inst = make_instance(problem, rules)
-    ctx = policy.context(inst)
+    ctx = obs_module.context(inst)
     state = game.init(inst, backup=True)
     features = jax.jit(obs_module.decision_features)
-    es_features = jax.jit(policy.features)
+    es_features = jax.jit(obs_module.features)
     move = jax.jit(lambda s: game.step(s, greedy_policy(None, s)))
     seen = []
     while not bool(state.done):
         phi = np.asarray(features(state, ctx))
         assert phi.shape == (obs_module.NUM_DECISION_FEATURES,) and np.all(np.isfinite(phi))
-        np.testing.assert_allclose(phi[: policy.NUM_FEATURES], es_features(state, ctx), atol=1e-6)
-        extra = dict(zip(obs_module.DECISION_EXTRAS, phi[policy.NUM_FEATURES:]))
+        np.testing.assert_allclose(phi[: obs_module.NUM_FEATURES], es_features(state, ctx), atol=1e-6)
+        extra = dict(zip(obs_module.DECISION_EXTRAS, phi[obs_module.NUM_FEATURES:]))
         seen.append(extra["value_left"])
         assert 0 <= extra["occupancy+0"] <= 1 and 0 <= extra["supply+0"] <= 1
         used = int(np.sum([bin(int(w)).count("1") for w in np.asarray(state.board.grid[

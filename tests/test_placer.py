@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from jaxmmap import Rules, bundled, generate, validate
-from jaxmmap.problem import DROP
-from jaxmmap.rules import auto_columns
+from jaxmmap.core.problem import DROP
+from jaxmmap.core.rules import auto_columns
+from jaxmmap.core.validator import SolutionRejected
 from jaxmmap.solvers import solve
 from jaxmmap.solvers.placer import place
-from jaxmmap.validator import SolutionRejected
 
 
 def _problems():
@@ -110,7 +110,7 @@ def test_fixed_decisions_cpsat_bounds_the_placement_of_those_decisions(seed):
 
 
 def test_fixed_decisions_from_the_command_line_are_one_clear_error():
-    from jaxmmap.files import UserError
+    from jaxmmap.core.files import UserError
 
     with pytest.raises(UserError, match="decisions must be a Solution"):
         solve(bundled("tiny"), "cpsat", budget_s=1, decisions=[1, 2])

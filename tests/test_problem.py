@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from jaxmmap import ProblemError, bundled, generate, load_problem, load_solution, save_problem
-from jaxmmap.problem import Problem, Solution
+from jaxmmap.core.problem import Problem, Solution
 
 
 def _base():

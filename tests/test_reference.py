@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jaxmmap import ReferenceGame, Rules, generate, validate
-from jaxmmap.problem import COPY, DROP, NOCOPY
+from jaxmmap.core.problem import COPY, DROP, NOCOPY
 
 options = st.fixed_dictionaries({
     "num_instructions": st.integers(2, 40),
@@ -50,7 +50,7 @@ def test_all_drop_is_always_legal_from_the_start_and_scores_zero():
 
 def test_copy_interval_is_the_latest_start_and_consumes_supply():
     """A hand-checked case: an input needing 2.5 supply before step 3 with supply 1 per step."""
-    from jaxmmap.problem import Problem
+    from jaxmmap.core.problem import Problem
     problem = Problem(
         name="hand", memory_size=100, supply=np.ones(5), size=np.array([10, 10]),
         is_output=np.array([True, False]), target_time=np.array([0, 4]), tensor_id=np.array([0, 0]),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from jaxmmap.agent import replay
-from jaxmmap.agent.observation import Observation
+from jaxmmap.env.observation import Observation
 
 
 def _observation(g, value=0.0):

@@ -14,10 +14,10 @@ from builders import PAD, agent_config
 from jaxmmap import Rules, bundled, generate, load_solution
 from jaxmmap.agent.loop import fit
 from jaxmmap.cli import main
-from jaxmmap.compare import Comparison, compare
-from jaxmmap.plots import layout, pick_tensor
-from jaxmmap.report import report, speedup
-from jaxmmap.simulator import latency
+from jaxmmap.core.simulator import latency
+from jaxmmap.harness.compare import Comparison, compare
+from jaxmmap.harness.plots import layout, pick_tensor
+from jaxmmap.harness.report import report, speedup
 
 RULES = Rules(columns=32)
 

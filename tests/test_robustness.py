@@ -16,19 +16,20 @@ import numpy as np
 import pytest
 from builders import PAD
 
-from jaxmmap import Rules, bundled, game, generate, load_solution, make_instance, save_solution, validate
-from jaxmmap import problem as problem_module
+from jaxmmap import Rules, bundled, generate, load_solution, make_instance, save_solution, validate
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.loop import fit, keep_best
 from jaxmmap.cli import main
-from jaxmmap.compare import compare, slug
-from jaxmmap.files import UserError, append_jsonl, md, printable, read_jsonl, write_json
-from jaxmmap.plots import layout
-from jaxmmap.problem import DROP, ProblemError, load_problem, save_problem
-from jaxmmap.simulator import latency
+from jaxmmap.core import problem as problem_module
+from jaxmmap.core.files import UserError, append_jsonl, md, printable, read_jsonl, write_json
+from jaxmmap.core.problem import DROP, ProblemError, load_problem, save_problem
+from jaxmmap.core.simulator import latency
+from jaxmmap.core.validator import SolutionRejected
+from jaxmmap.env import game
+from jaxmmap.harness.compare import compare, slug
+from jaxmmap.harness.plots import layout
 from jaxmmap.solvers import solve
 from jaxmmap.solvers.heuristic import heuristic
-from jaxmmap.validator import SolutionRejected
 
 RULES = Rules(columns=32)
 
@@ -133,7 +134,7 @@ def test_comparison_files_of_similar_names_are_distinct_and_reports_show_each_ru
     text = (tmp_path / "cmp" / "results.md").read_text()
     assert "\x1b" not in text and "row\\|\\u000abreak\\u001b[31m" in text
 
-    from jaxmmap.report import report
+    from jaxmmap.harness.report import report
     out = report([str(tmp_path / "cmp")], str(tmp_path / "report.md"), layouts=False)
     for p in problems:
         want = f"{result.solutions[p.name, 'heuristic'].ret:.6g}"
@@ -308,7 +309,7 @@ def test_a_50000_buffer_problem_that_check_accepts_can_be_played(tmp_path):
     assert game.move_limit(problem.num_buffers) == 2 ** 31 - 1  # n*(n+1) would overflow int32
     import jax
 
-    from jaxmmap.play import greedy_policy, rollout
+    from jaxmmap.env.rollout import greedy_policy, rollout
     instance = make_instance(problem, Rules())
     jax.jit(lambda key: rollout(instance, key, greedy_policy, backup=True)).lower(jax.random.key(0))
 
@@ -345,7 +346,7 @@ def test_a_budget_must_bound_the_time(tiny, budget):
 def test_the_heuristic_groups_work_items_in_one_sort(tiny):
     """Same plan as grouping by a scan per key (the old quadratic way), on alias groups too."""
     problem = generate(5, num_instructions=300, inplace_prob=0.4, loop_prob=0.2)
-    from jaxmmap.rules import discretize
+    from jaxmmap.core.rules import discretize
     from jaxmmap.solvers.heuristic import plan
     d = discretize(problem, Rules())
     key = np.where(problem.alias_id >= 0, d.group, -1 - d.tensor)
@@ -381,7 +382,7 @@ MISTAKES = [
     ["check", "MISSING.json"],
     ["plot", "bundled:tiny", "MISSING.json", "--highlight", "abc", "-o", "OUT/p.png"],
     ["import", "nosuchmodule:f", "--shapes", "f32[4]", "-o", "OUT/i.json"],
-    ["import", "jaxmmap.files:UserError", "--shapes", "f32[4]", "-o", "OUT/i.json"],
+    ["import", "jaxmmap.core.files:UserError", "--shapes", "f32[4]", "-o", "OUT/i.json"],
     ["import", "--hlo", "MISSING.txt", "-o", "OUT/i.json"],
 ]
 

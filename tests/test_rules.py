@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from jaxmmap import Rules, generate
-from jaxmmap.rules import TICK_BUDGET, auto_columns, capacity_loss, discretize, tick_scale
+from jaxmmap.core.rules import TICK_BUDGET, auto_columns, capacity_loss, discretize, tick_scale
 
 
 @pytest.mark.parametrize("total", [5e-324, 1e-300, 1e-9, 1.0, 12.5, 1e9, 1e300])

@@ -7,8 +7,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmmap import Rules, game, generate, make_instance, validate
+from jaxmmap import Rules, generate, make_instance, validate
 from jaxmmap.agent import search as search_module
+from jaxmmap.env import game
+from jaxmmap.solvers import agents
 from jaxmmap.solvers.exhaustive import exhaustive
 
 RULES = Rules(columns=32)
@@ -53,7 +55,7 @@ def test_search_picks_legal_actions_along_whole_games(gumbel):
 def test_mcts_is_valid_and_below_the_game_optimum(seed):
     problem = tiny(seed)
     optimum = exhaustive(problem, 60, 0, rules=RULES).solution.ret
-    result = search_module.mcts(problem, 60, 0, rules=RULES, games=4, num_simulations=32,
+    result = agents.mcts(problem, 60, 0, rules=RULES, games=4, num_simulations=32,
                                 max_batches=1)
     assert validate(problem, result.solution).ok
     assert result.info["games"] == 4
@@ -64,10 +66,10 @@ def test_mcts_is_valid_and_below_the_game_optimum(seed):
         assert result.solution.ret == pytest.approx(optimum, abs=1e-6)
 
 
-@pytest.mark.parametrize("mode", ["alphazero", "muzero"])
+@pytest.mark.parametrize("mode", [pytest.param("alphazero", marks=pytest.mark.slow), "muzero"])
 def test_learned_modes_search_with_the_networks_and_pick_legal_actions(mode):
     from jaxmmap.agent import networks as nets
-    from jaxmmap.agent.observation import observe
+    from jaxmmap.env.observation import observe
 
     problem = generate(5, num_instructions=12, inplace_prob=0.3, memory_fraction=0.2)
     instance = make_instance(problem, RULES)

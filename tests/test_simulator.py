@@ -11,8 +11,8 @@ import pytest
 from builders import make_problem, make_solution
 
 from jaxmmap import Rules, bundled, validate
-from jaxmmap.problem import COPY, DROP, NOCOPY
-from jaxmmap.simulator import correlation, latency, step_latency
+from jaxmmap.core.problem import COPY, DROP, NOCOPY
+from jaxmmap.core.simulator import correlation, latency, step_latency
 from jaxmmap.solvers import solve
 
 NONE = (-1, -1)

@@ -5,8 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmmap import ReferenceGame, Rules, game, generate, make_instance, rollout
-from jaxmmap.play import random_policy
+from jaxmmap import ReferenceGame, Rules, generate, make_instance, rollout
+from jaxmmap.env import game
+from jaxmmap.env.rollout import random_policy
 
 
 def _replay(instance, actions, backup):

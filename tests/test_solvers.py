@@ -80,6 +80,7 @@ def test_every_solver_is_valid_and_within_the_bounds(seed):
         assert returns[-1] == pytest.approx(ret)
 
 
+@pytest.mark.slow  # every solver on a generated instance runs by default (test_every_solver_is_valid...)
 def test_every_solver_on_the_bundled_instance():
     problem = bundled("tiny")
     rules = RULES  # with the padding of OPTIONS, es and egrl reuse their compiles

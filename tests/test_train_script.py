@@ -13,8 +13,8 @@ import time
 import pytest
 
 from jaxmmap import Rules, bundled, load_solution, validate
-from jaxmmap.files import read_jsonl
-from jaxmmap.rules import auto_columns
+from jaxmmap.core.files import read_jsonl
+from jaxmmap.core.rules import auto_columns
 from jaxmmap.solvers.heuristic import heuristic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,4 +1,4 @@
-"""Tests of the independent validator (`jaxmmap.validator`) on small hand-made problems."""
+"""Tests of the independent validator (`jaxmmap.core.validator`) on small hand-made problems."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from builders import make_problem, make_solution
 
-from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
-from jaxmmap.validator import MAX_LISTED, Report, Violation, validate
+from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
+from jaxmmap.core.validator import MAX_LISTED, Report, Violation, validate
 
 C, N_, D = COPY, NOCOPY, DROP
 NONE = (-1, -1)
@@ -464,8 +464,8 @@ def test_large_problem_is_fast():
     assert f"{n - 1} overlapping pairs" in overlaps[-1].message
 
 
-VALIDATOR = pathlib.Path(__file__).resolve().parent.parent / "jaxmmap" / "validator.py"
-GAME_MODULES = ("jaxmmap.game", "jaxmmap.reference", "jaxmmap.instance", "jaxmmap.env")
+VALIDATOR = pathlib.Path(__file__).resolve().parent.parent / "jaxmmap" / "core" / "validator.py"
+GAME_MODULES = ("jaxmmap.env.game", "jaxmmap.env.reference", "jaxmmap.env.instance", "jaxmmap.env")
 
 
 def test_imports_only_problem_and_numpy():
@@ -478,7 +478,7 @@ def test_imports_only_problem_and_numpy():
             assert node.level == 0, "use absolute imports"
             imported.add(node.module)
     jaxmmap_imports = {m for m in imported if m.split(".")[0] == "jaxmmap"}
-    assert jaxmmap_imports == {"jaxmmap.problem"}
+    assert jaxmmap_imports == {"jaxmmap.core.problem"}
     assert not any(m.split(".")[0] == "jax" for m in imported)
 
 
@@ -488,9 +488,9 @@ def test_fresh_import_loads_no_game_module():
     code = f"""
 import sys, types
 pkg = types.ModuleType("jaxmmap")
-pkg.__path__ = [{str(VALIDATOR.parent)!r}]
+pkg.__path__ = [{str(VALIDATOR.parent.parent)!r}]
 sys.modules["jaxmmap"] = pkg
-import jaxmmap.validator
+import jaxmmap.core.validator
 bad = [m for m in sys.modules if m in {GAME_MODULES!r} or m == "jax" or m.startswith("jax.")]
 print(bad)
 """

@@ -1,10 +1,10 @@
-"""The zoo of real JAX programs (jaxmmap.workloads): fast checks, and a slow one compiling all."""
+"""The zoo of real JAX programs (benchmarks/suite/workloads.py): fast checks, and a slow one compiling all."""
 
 import jax
 import numpy as np
 import pytest
 
-from jaxmmap import workloads as W
+from benchmarks.suite import workloads as W
 
 # A few of the smallest programs: compiled in the fast tests (well under a second each).
 SMALLEST = ("gru_infer", "lstm_infer", "alexnet_infer_b32")

@@ -1,7 +1,8 @@
 """MMap-MuZero (paper Section 4.3, Appendix C) and its ablations, end to end in JAX.
 
 Modules, by concept:
-* `observation`: what the agent sees of a `game.State` (built inside jit);
+What the agent sees of a `game.State` is `jaxmmap.env.observation` (the one featurizer).
+
 * `networks`: representation, dynamics and prediction networks (flax), categorical supports;
 * `search`: mctx over the true game (the `mcts` solver) or the learned model;
 * `selfplay`: many games in parallel, one move of all of them per call;
@@ -14,6 +15,5 @@ Modules, by concept:
 
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.loop import Outcome, fit
-from jaxmmap.agent.observation import Observation, observe
 
-__all__ = ["AgentConfig", "Observation", "Outcome", "fit", "observe"]
+__all__ = ["AgentConfig", "Outcome", "fit"]

@@ -44,15 +44,15 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxmmap import game
 from jaxmmap.agent import learner as learner_lib
 from jaxmmap.agent import selfplay
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import PolicyValueNet
-from jaxmmap.agent.observation import NUM_DECISION_FEATURES, decision_features
-from jaxmmap.instance import Instance
-from jaxmmap.play import rollout, won_returns
-from jaxmmap.solvers import policy as policy_lib
+from jaxmmap.env import game
+from jaxmmap.env import observation as policy_lib
+from jaxmmap.env.instance import Instance
+from jaxmmap.env.observation import NUM_DECISION_FEATURES, decision_features
+from jaxmmap.env.rollout import rollout, won_returns
 
 METRICS = ("loss", "policy_loss", "value_loss", "reward_loss", "grad_norm", "value_target")
 

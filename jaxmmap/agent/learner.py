@@ -30,8 +30,8 @@ import optax
 from jaxmmap.agent import replay as replay_lib
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import Networks, Support, logits_to_scalar, scalar_to_two_hot
-from jaxmmap.agent.observation import Observation
 from jaxmmap.agent.search import learned_search
+from jaxmmap.env.observation import Observation
 
 
 @chex.dataclass(frozen=True)

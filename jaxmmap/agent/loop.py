@@ -33,14 +33,13 @@ import math
 import os
 import shutil
 import sys
-import time
 
 import jax
 import numpy as np
 
 from jaxmmap.agent import expert, train
 from jaxmmap.agent.config import AgentConfig
-from jaxmmap.files import (
+from jaxmmap.core.files import (
     UserError,
     append_jsonl,
     atomic,
@@ -50,11 +49,11 @@ from jaxmmap.files import (
     write_json,
     write_text,
 )
-from jaxmmap.instance import make_instance
-from jaxmmap.play import to_solution
-from jaxmmap.problem import Problem, ProblemError, Solution, load_solution, read_json, save_problem, save_solution
-from jaxmmap.rules import Rules
-from jaxmmap.solvers.base import Anytime, NoGameError, Result
+from jaxmmap.core.problem import Problem, ProblemError, Solution, load_solution, read_json, save_problem, save_solution
+from jaxmmap.core.rules import Rules
+from jaxmmap.env.instance import make_instance
+from jaxmmap.env.rollout import to_solution
+from jaxmmap.solvers.base import Anytime
 
 
 @dataclasses.dataclass
@@ -225,7 +224,7 @@ def keep_best(path: str, solution: Solution, problem: Problem) -> Solution:
     """Writes `solution` to `path` (atomically) unless the file already holds a valid solution of
     `problem` that is at least as good; returns the solution the file holds afterwards. So a
     file that long runs rewrite only ever improves, across kills and resumes."""
-    from jaxmmap.validator import check_solution
+    from jaxmmap.core.validator import check_solution
 
     if os.path.exists(path):
         try:
@@ -262,7 +261,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
     spent in this call and of `schedule_iterations` (default `max_iterations`) done. A run
     stopped and resumed stays bit for bit the same only if every call gets the same
     `schedule_iterations` (train.py passes the total `training_steps`) and no budget ends it."""
-    from jaxmmap.validator import validate
+    from jaxmmap.core.validator import validate
 
     clock = Anytime(math.inf if budget_s is None else budget_s)
     instance = make_instance(problem, rules, **_padding(padding))
@@ -363,83 +362,6 @@ def _save(manager, iteration: int, state: train.TrainState):
     import orbax.checkpoint as ocp
 
     manager.save(iteration, args=ocp.args.StandardSave(state))
-
-
-# ------------------------------------------------------------------------------ as solvers
-
-
-def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
-           max_iterations: int | None = None, padding: tuple[int, int, int] | None = None,
-           demonstration: np.ndarray | None = None, progress: bool = False, **options) -> Result:
-    """A solver: trains the agent (`AgentConfig(**options)`; its default mode is "expert") for
-    the budget and returns its best game. Options are `AgentConfig` fields; `network` may be a
-    dict of NetworkConfig fields. `progress` shows a progress bar (on stderr).
-
-    Without a `games` option the expert mode plays `expert.default_games(N)`: 64, fewer on
-    programs of more than 2,048 buffers.
-
-    Raises `NoGameError` when no game finished within the budget."""
-    if options.get("mode", AgentConfig.mode) == "expert" and "games" not in options:
-        options["games"] = expert.default_games(problem.num_buffers, AgentConfig.games)
-    config = agent_config(**options)
-    mode = config.mode
-    outcome = fit(problem, config, rules=rules, seed=seed, budget_s=budget_s,
-                  max_iterations=max_iterations, padding=padding, solver="muzero",
-                  demonstration=demonstration, progress=progress)
-    if outcome.solution is None:
-        raise NoGameError(
-            f"the agent ({mode} mode) finished no game of {problem.name} within {budget_s:g} s"
-            f" ({outcome.seconds:.0f} s used, compilation included); raise the budget")
-    info = {"iterations": outcome.history[-1]["iteration"], "episodes": outcome.history[-1]["episodes"],
-            "mode": mode}
-    return Result(solution=outcome.solution, trace=tuple(outcome.trace), seconds=outcome.seconds,
-                  info=info)
-
-
-def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), **options
-         ) -> Result:
-    """MMap-MuZero-prod: the heuristic's plan, then the agent for the rest of the budget, its best
-    game placed physically and improved by local moves (`placer.place`, with the last
-    `PLACE_SHARE` of the budget; the heuristic's plan instead if no agent game finished); the
-    better of the two (the heuristic's seconds count against the budget). With a `demonstration_fraction`, the
-    agent also learns from the heuristic's decisions as the game plays them."""
-    from jaxmmap.solvers.heuristic import heuristic, replay
-    from jaxmmap.solvers.placer import PLACE_SHARE, place
-
-    start = time.perf_counter()
-    base = heuristic(problem, budget_s, seed, rules=rules, moves=0)  # its plan; the moves come last
-    if options.get("demonstration_fraction"):
-        options["demonstration"] = replay(problem, base.solution.action, rules).action
-    left = budget_s - (time.perf_counter() - start)
-    trace = [(base.seconds, base.solution.ret)]
-    solution, agent_ret, agent = base.solution, None, None
-    if left > 0:
-        try:
-            agent = muzero(problem, (1 - PLACE_SHARE) * left, seed, rules=rules, **options)
-        except NoGameError:  # no agent game finished: the heuristic stands
-            agent = None
-        if agent is not None:
-            agent_ret = agent.solution.ret
-            offset = time.perf_counter() - start - agent.seconds
-            trace += [(offset + t, r) for t, r in agent.trace if r > trace[-1][1]]
-    # Last: the agent's best game placed and improved by local moves (the heuristic's plan, if
-    # no agent game finished), with the rest of the budget.
-    placed = place(problem, agent.solution if agent is not None else base.solution, rules=rules,
-                   budget_s=max(budget_s - (time.perf_counter() - start), 1e-3), seed=seed)
-    placed_ret = placed.ret if agent is not None else None
-    if placed.ret > trace[-1][1]:
-        trace.append((time.perf_counter() - start, placed.ret))
-    if placed.ret > solution.ret:
-        solution = dataclasses.replace(placed, solver="muzero-prod")
-    return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start,
-                  info={"heuristic": base.solution.ret, "agent": agent_ret,
-                        "agent_placed": placed_ret})
-
-
-# The options `solve` accepts besides keyword arguments: AgentConfig's fields (prod passes
-# muzero's keyword arguments on too).
-muzero.config_fields = tuple(f.name for f in dataclasses.fields(AgentConfig))
-prod.config_fields = ("max_iterations", "padding", "demonstration", "progress") + muzero.config_fields
 
 
 def agent_config(**fields) -> AgentConfig:

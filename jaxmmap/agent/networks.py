@@ -39,6 +39,8 @@ import mctx
 import numpy as np
 from flax import struct
 
+from jaxmmap.env import observation
+
 NUM_ACTIONS = 3
 VALUE_TRANSFORM_EPS = 0.001
 
@@ -444,8 +446,8 @@ class PolicyValueNet(nn.Module):
     -> (policy logits f32[B, 3], value f32[B]: the return still to come, over the instance's
     reward scale).
 
-    The logits are the greedy policy's scores (`policy.init_params(greedy=True)` applied to the
-    ES part of the features: the immediate reward of Copy and NoCopy, 0 for Drop) plus a learned
+    The logits are the greedy policy's scores (`observation.greedy_scores`, read from the
+    decision features: the immediate reward of Copy and NoCopy, 0 for Drop) plus a learned
     correction whose last layer starts at zero, so a fresh network samples around the greedy
     policy (a strong start, as for ES) and learning moves it from there.
     """
@@ -454,9 +456,7 @@ class PolicyValueNet(nn.Module):
 
     @nn.compact
     def __call__(self, phi: jax.Array) -> tuple[jax.Array, jax.Array]:
-        from jaxmmap.solvers import policy
-
-        greedy = policy.scores(policy.init_params(jax.random.key(0)), phi[..., :policy.NUM_FEATURES])
+        greedy = observation.greedy_scores(phi)
         x = MLP(self.widths, name="torso")(phi)
         correction = nn.Dense(NUM_ACTIONS, kernel_init=nn.initializers.zeros, name="policy")(x)
         value = nn.Dense(1, name="value")(x)[..., 0]

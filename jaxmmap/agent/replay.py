@@ -17,7 +17,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from jaxmmap.agent.observation import Observation
+from jaxmmap.env.observation import Observation
 
 
 @chex.dataclass(frozen=True)

@@ -28,15 +28,10 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import mctx
-import numpy as np
 
-from jaxmmap import game
-from jaxmmap.agent.observation import Observation, observe
-from jaxmmap.instance import Instance, make_instance
-from jaxmmap.play import to_solution
-from jaxmmap.problem import Problem
-from jaxmmap.rules import Rules
-from jaxmmap.solvers.base import Anytime, Result
+from jaxmmap.env import game
+from jaxmmap.env.instance import Instance
+from jaxmmap.env.observation import Observation, observe
 
 Predict = Callable[[object, Observation], tuple[jax.Array, jax.Array]]
 
@@ -190,32 +185,6 @@ def play(params, key: jax.Array, instance: Instance, *, games: int = 16,
     return states.replace(instance=instance)
 
 
-def mcts(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
-         games: int = 8, num_simulations: int = 16, gumbel: bool = False,
-         max_batches: int | None = None) -> Result:
-    """A solver: batches of games with tree search over the true game at every move and no
-    learning (the paper's MCTS ablation), Dirichlet noise at the root so that the games of a
-    batch differ; the best finished game is kept until the budget is spent (or `max_batches`
-    batches are played)."""
-    clock = Anytime(budget_s)
-    instance = make_instance(problem, rules)
-    key, played = jax.random.key(seed), 0
-    while True:
-        key, sub = jax.random.split(key)
-        states = _play(None, sub, instance, games=games, num_simulations=num_simulations,
-                       gumbel=gumbel)
-        played += games
-        returns = np.where(np.asarray(states.done) & ~np.asarray(states.lost),
-                           np.asarray(states.board.ret), -np.inf)
-        best = int(np.argmax(returns))
-        if np.isfinite(returns[best]):
-            one = jax.tree.map(lambda x, b=best: x[b], states.replace(instance=None))
-            clock.offer(to_solution(problem, one.replace(instance=instance), rules,
-                                    solver="mcts"))
-        if clock.out_of_time() or (max_batches is not None and played >= max_batches * games):
-            return clock.result(games=played, num_simulations=num_simulations)
-
-
 # One compile per instance shape and configuration, shared by every call of `mcts`.
-_play = jax.jit(play, static_argnames=("games", "predict", "num_simulations", "gumbel", "sample",
+play_jit = jax.jit(play, static_argnames=("games", "predict", "num_simulations", "gumbel", "sample",
                                        "dirichlet_fraction", "max_moves"))

@@ -17,14 +17,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmmap import game
 from jaxmmap.agent import replay as replay_lib
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import Networks, Support, logits_to_scalar
-from jaxmmap.agent.observation import observe
 from jaxmmap.agent.search import learned_search, network_predict, search, uniform
-from jaxmmap.instance import Instance
-from jaxmmap.play import won_returns
+from jaxmmap.env import game
+from jaxmmap.env.instance import Instance
+from jaxmmap.env.observation import observe
+from jaxmmap.env.rollout import won_returns
 
 
 @chex.dataclass(frozen=True)

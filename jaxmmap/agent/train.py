@@ -25,15 +25,15 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from jaxmmap import game
 from jaxmmap.agent import learner as learner_lib
 from jaxmmap.agent import replay as replay_lib
 from jaxmmap.agent import selfplay
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import Support, make_networks, value_transform
-from jaxmmap.agent.observation import observe
-from jaxmmap.instance import Instance
-from jaxmmap.play import rollout
+from jaxmmap.env import game
+from jaxmmap.env.instance import Instance
+from jaxmmap.env.observation import observe
+from jaxmmap.env.rollout import rollout
 
 LEARNER_METRICS = ("loss", "policy_loss", "value_loss", "reward_loss", "grad_norm", "value_target")
 

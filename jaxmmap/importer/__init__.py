@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxmmap.core.problem import LatencyTable, Problem, check_problem
 from jaxmmap.importer.cost import MAX_TABLE, PRESETS, Hardware, hardware, step_cost
 from jaxmmap.importer.cost import hardware as _resolve_hardware
 from jaxmmap.importer.hlo import HloParseError, parse_module
 from jaxmmap.importer.program import Program, flatten
-from jaxmmap.problem import LatencyTable, Problem, check_problem
 
 __all__ = ["PRESETS", "Hardware", "HloParseError", "from_hlo_text", "from_jax", "hardware",
            "to_problem"]

@@ -20,9 +20,10 @@ import inspect
 import math
 import time
 
-from jaxmmap.files import UserError
-from jaxmmap.problem import Problem
-from jaxmmap.rules import Rules
+from jaxmmap.core.files import UserError
+from jaxmmap.core.problem import Problem
+from jaxmmap.core.rules import Rules
+from jaxmmap.core.validator import validate
 from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.solvers.exhaustive import exhaustive
 from jaxmmap.solvers.heuristic import heuristic
@@ -30,13 +31,12 @@ from jaxmmap.solvers.pinning import pinning
 from jaxmmap.solvers.placer import PLACE_RESERVE_S, PLACE_SHARE
 from jaxmmap.solvers.placer import place as place_solution
 from jaxmmap.solvers.simple import greedy, random_search
-from jaxmmap.validator import validate
 
 
 def _lazy(module: str, name: str):
-    """`<module>.<name>` (a module under jaxmmap.solvers unless dotted), imported when first
+    """`jaxmmap.solvers.<module>.<name>`, imported when first
     called."""
-    module = module if "." in module else f"jaxmmap.solvers.{module}"
+    module = f"jaxmmap.solvers.{module}"
 
     def load():
         return getattr(importlib.import_module(module), name)
@@ -55,11 +55,11 @@ SOLVERS = {
     "greedy": greedy,
     "heuristic": heuristic,
     "pinning": pinning,
-    "es": _lazy("es", "es"),
-    "egrl": _lazy("egrl", "egrl"),
-    "mcts": _lazy("jaxmmap.agent.search", "mcts"),
-    "muzero": _lazy("jaxmmap.agent.loop", "muzero"),
-    "muzero-prod": _lazy("jaxmmap.agent.loop", "prod"),
+    "es": _lazy("evolution.es", "es"),
+    "egrl": _lazy("evolution.egrl", "egrl"),
+    "mcts": _lazy("agents", "mcts"),
+    "muzero": _lazy("agents", "muzero"),
+    "muzero-prod": _lazy("agents", "prod"),
     "cpsat": _lazy("cpsat", "cpsat"),
     "exhaustive": exhaustive,
 }

@@ -8,7 +8,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jaxmmap.problem import Solution
+from jaxmmap.core.problem import Solution
 
 
 class Refused(ValueError):
@@ -90,7 +90,7 @@ def run_generations(clock: Anytime, generation, search, key: jax.Array, instance
 
     Returns (search, stats of the last generation, generations played, first generation's best).
     """
-    from jaxmmap.play import to_solution
+    from jaxmmap.env.rollout import to_solution
 
     best_seen, generations, first = -float("inf"), 0, None
     while True:

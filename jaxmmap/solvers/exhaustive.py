@@ -21,9 +21,9 @@ import copy
 
 import numpy as np
 
-from jaxmmap.problem import DROP, Problem
-from jaxmmap.reference import ReferenceGame
-from jaxmmap.rules import Rules
+from jaxmmap.core.problem import DROP, Problem
+from jaxmmap.core.rules import Rules
+from jaxmmap.env.reference import ReferenceGame
 from jaxmmap.solvers.base import Anytime, Refused, Result
 
 MAX_BUFFERS = 24

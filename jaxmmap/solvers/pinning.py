@@ -35,8 +35,8 @@ import dataclasses
 
 import numpy as np
 
-from jaxmmap.problem import DROP, NOCOPY, Problem
-from jaxmmap.rules import Rules
+from jaxmmap.core.problem import DROP, NOCOPY, Problem
+from jaxmmap.core.rules import Rules
 from jaxmmap.solvers.base import Anytime, Result
 from jaxmmap.solvers.heuristic import plan
 

@@ -27,10 +27,10 @@ import time
 
 import numpy as np
 
-from jaxmmap.problem import DROP, Problem, Solution
-from jaxmmap.rules import Rules, auto_columns, discretize
+from jaxmmap.core.problem import DROP, Problem, Solution
+from jaxmmap.core.rules import Rules, auto_columns, discretize
+from jaxmmap.core.validator import check_solution
 from jaxmmap.solvers.heuristic import MOVES, benefit_estimate, improve, plan
-from jaxmmap.validator import check_solution
 
 __all__ = ["PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "place"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from jaxmmap.instance import make_instance
-from jaxmmap.play import greedy_policy, nth_game, random_policy, rollout, rollouts, to_solution, won_returns
-from jaxmmap.problem import Problem
-from jaxmmap.rules import Rules
+from jaxmmap.core.problem import Problem
+from jaxmmap.core.rules import Rules
+from jaxmmap.env.instance import make_instance
+from jaxmmap.env.rollout import greedy_policy, nth_game, random_policy, rollout, rollouts, to_solution, won_returns
 from jaxmmap.solvers.base import Anytime, Result
 
 

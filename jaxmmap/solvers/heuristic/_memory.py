@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxmmap.rules import Discretized
+from jaxmmap.core.rules import Discretized
 
 __all__ = ["Memory"]
 

@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from jaxmmap.problem import DROP, Problem, Solution
-from jaxmmap.rules import Discretized, Rules
+from jaxmmap.core.problem import DROP, Problem, Solution
+from jaxmmap.core.rules import Discretized, Rules
 from jaxmmap.solvers.heuristic._plan import plan
 
 __all__ = ["FRACTIONS", "MOVES", "improve", "removal_order"]

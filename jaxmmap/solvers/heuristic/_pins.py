@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxmmap.problem import Problem
-from jaxmmap.rules import Discretized
+from jaxmmap.core.problem import Problem
+from jaxmmap.core.rules import Discretized
 
 __all__ = ["pin_order", "unit_steps", "units"]
 

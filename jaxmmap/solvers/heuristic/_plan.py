@@ -9,8 +9,8 @@ import time
 
 import numpy as np
 
-from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
-from jaxmmap.rules import Discretized, Rules, discretize, exact_return
+from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
+from jaxmmap.core.rules import Discretized, Rules, discretize, exact_return
 from jaxmmap.solvers.heuristic._memory import Memory
 from jaxmmap.solvers.heuristic._pins import pin_order, unit_steps
 

@@ -9,11 +9,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmmap import game
-from jaxmmap.instance import make_instance
-from jaxmmap.play import Policy, rollout, to_solution
-from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
-from jaxmmap.rules import Rules, discretize
+from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
+from jaxmmap.core.rules import Rules, discretize
+from jaxmmap.env import game
+from jaxmmap.env.instance import make_instance
+from jaxmmap.env.rollout import Policy, rollout, to_solution
 from jaxmmap.solvers.base import Anytime, Result
 from jaxmmap.solvers.heuristic._moves import MOVES, improve
 from jaxmmap.solvers.heuristic._plan import MAX_OVERLAP, MIN_OVERLAP, PREFERRED_OVERLAP, benefit_estimate, plan

@@ -1,7 +1,7 @@
 """A fair comparison of solvers: the same instances, the same wall-clock budget, every solution
 validated, results as a table and as reward-over-time curves (the paper's Figure 5).
 
-    from jaxmmap import compare
+    from jaxmmap.harness import compare
     result = compare.compare([problem], ["random", "greedy", "heuristic"], budget_s=10, seeds=3)
     result.save("runs/compare")   # results.csv, results.md, curves.png, traces.json
 
@@ -36,9 +36,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from jaxmmap.files import UserError, atomic, check_folder, finite, md, write_json, write_text
-from jaxmmap.problem import Problem, save_solution
-from jaxmmap.rules import Rules, auto_columns
+from jaxmmap.core.files import UserError, atomic, check_folder, finite, md, write_json, write_text
+from jaxmmap.core.problem import Problem, save_solution
+from jaxmmap.core.rules import Rules, auto_columns
 
 __all__ = ["Comparison", "Run", "compare"]
 
@@ -132,10 +132,10 @@ class Comparison:
     @classmethod
     def load(cls, directory: str | os.PathLike) -> Comparison:
         """Reads back what `save` wrote: the runs, and the solutions and problems it saved."""
-        from jaxmmap.problem import load_problem, load_solution
+        from jaxmmap.core.problem import load_problem, load_solution
 
         directory = os.fspath(directory)
-        from jaxmmap.problem import read_json
+        from jaxmmap.core.problem import read_json
 
         data = read_json(os.path.join(directory, "traces.json"))
         budget = float(data["budget_s"])
@@ -171,7 +171,7 @@ class Comparison:
         curves.png; with `solutions`, the best validated solution of each (instance, solver)
         under solutions/ and the problems under problems/ (traces.json lists them). Returns the
         paths written."""
-        from jaxmmap.problem import save_problem
+        from jaxmmap.core.problem import save_problem
 
         directory = check_folder(directory)
         paths = {name: os.path.join(directory, name)
@@ -255,7 +255,7 @@ class Comparison:
     def plot(self, path: str) -> None:
         """Best return over wall time per solver and instance (mean over seeds, shaded min-max),
         as a fraction of the instance's bound where there is one."""
-        from jaxmmap.plots import _pyplot, save_figure, text
+        from jaxmmap.harness.plots import _pyplot, save_figure, text
 
         plt = _pyplot()
 

@@ -40,8 +40,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxmmap.problem import COPY, DROP, Problem, Solution
-from jaxmmap.validator import check_solution
+from jaxmmap.core.problem import COPY, DROP, Problem, Solution
+from jaxmmap.core.validator import check_solution
 
 __all__ = ["Timeline", "correlation", "correlation_of", "latency", "step_latency"]
 

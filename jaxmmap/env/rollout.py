@@ -16,10 +16,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmmap import game
-from jaxmmap.instance import Instance, make_instance
-from jaxmmap.problem import Problem, Solution
-from jaxmmap.rules import Rules, discretize, exact_return
+from jaxmmap.core.problem import Problem, Solution
+from jaxmmap.core.rules import Rules, discretize, exact_return
+from jaxmmap.core.validator import validate  # the independent checker
+from jaxmmap.env import game
+from jaxmmap.env.instance import Instance, make_instance
 
 Policy = Callable[[jax.Array, game.State], jax.Array]
 
@@ -140,8 +141,6 @@ def play(problem: Problem, policy: str = "greedy", *, seed: int = 0, games: int 
          rules: Rules = Rules(), backup: bool = True) -> tuple[Solution, dict]:
     """Plays `games` games in parallel with a named policy; returns the best validated solution
     and a summary (returns of all games, time)."""
-    from jaxmmap.validator import validate  # the independent checker
-
     instance = make_instance(problem, rules)
     keys = jax.random.split(jax.random.key(seed), games)
     run = jax.jit(lambda k: rollouts(instance, k, POLICIES[policy], backup=backup))

@@ -1,6 +1,6 @@
 """An independent validator of solutions: does a solution obey the physics of its problem?
 
-The validator reads only the data containers of `jaxmmap.problem` and knows nothing about how
+The validator reads only the data containers of `jaxmmap.core.problem` and knows nothing about how
 the game chooses copy times or offsets: any feasible placement and copy timing passes, whoever
 produced it (the game, a CP-SAT model, a hand-written schedule). It works in bytes and in the
 problem's own float units of supply and demand, not in grid columns or ticks.
@@ -75,7 +75,7 @@ import math
 
 import numpy as np
 
-from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution, UserError
+from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution, UserError
 
 __all__ = ["MAX_LISTED", "Report", "Violation", "validate"]
 
@@ -132,7 +132,7 @@ def validate(problem: Problem, solution: Solution, *, rtol: float = 1e-5,
     """Checks `solution` against the physics of `problem` and lists every violation.
 
     Args:
-      problem: the problem (assumed to pass `jaxmmap.problem.check_problem`).
+      problem: the problem (assumed to pass `jaxmmap.core.problem.check_problem`).
       solution: the solution to check.
       rtol: relative tolerance of the supply check (a copy is finished when its remaining demand
         is at most ``rtol * demand + 1e-12``) and of the return check.

@@ -6,10 +6,10 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxmmap import game
-from jaxmmap.instance import Instance, make_instance
-from jaxmmap.problem import Problem
-from jaxmmap.rules import Rules
+from jaxmmap.core.problem import Problem
+from jaxmmap.core.rules import Rules
+from jaxmmap.env import game
+from jaxmmap.env.instance import Instance, make_instance
 
 FIRST, MID, LAST = 0, 1, 2
 

@@ -45,26 +45,24 @@ The model (see `generate` for every option):
   so the benefits of buffers of one instruction interact non-additively.
 
 Everything is drawn from `np.random.default_rng(seed)`; the same arguments give the same problem.
-`python -m jaxmmap.generator` regenerates the bundled `jaxmmap/data/tiny.json.gz`.
+`python -m jaxmmap.env.generator` regenerates the bundled `jaxmmap/data/tiny.json.gz`.
 """
 
 from __future__ import annotations
 
-import importlib.resources
 import os
 
 import numpy as np
 
-from jaxmmap.problem import (
+from jaxmmap.core.problem import (
     MAX_TABLE_BUFFERS,
     LatencyTable,
     Problem,
     ProblemError,
-    load_problem,
     save_problem,
 )
 
-__all__ = ["generate", "bundled", "make_bundled", "BUNDLED_OPTIONS"]
+__all__ = ["generate", "make_bundled", "BUNDLED_OPTIONS"]
 
 _SIZE_QUANTUM = 256
 _MIN_LOG2, _MAX_LOG2 = 8.0, 40.0  # clip the drawn log2 sizes to [256 B, 1 TiB]
@@ -119,7 +117,7 @@ def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
       step_overhead: fixed compute time of every instruction, microseconds (>= 0).
 
     Returns:
-      A `Problem` that passes `jaxmmap.problem.check_problem`, with the options in `metadata`.
+      A `Problem` that passes `jaxmmap.core.problem.check_problem`, with the options in `metadata`.
     """
     T = int(num_instructions)
     if not 1 <= T <= MAX_INSTRUCTIONS:
@@ -383,21 +381,12 @@ BUNDLED_OPTIONS = {
 }
 
 
-def bundled(name: str = "tiny") -> Problem:
-    """Loads the bundled problem `jaxmmap/data/<name>.json.gz`."""
-    res = importlib.resources.files("jaxmmap").joinpath("data").joinpath(f"{name}.json.gz")
-    if not res.is_file():
-        raise FileNotFoundError(f"no bundled problem {name!r} (jaxmmap/data/{name}.json.gz)")
-    with importlib.resources.as_file(res) as path:
-        return load_problem(path)
-
-
 def make_bundled(name: str = "tiny", directory: str | os.PathLike | None = None) -> str:
     """Regenerates the bundled problem `name` (default into this package's `data/` folder) and
     returns the path written."""
     opts = dict(BUNDLED_OPTIONS[name])
     problem = generate(opts.pop("seed"), **opts)
-    directory = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data") \
+    directory = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data") \
         if directory is None else os.fspath(directory)
     path = os.path.join(directory, f"{name}.json.gz")
     save_problem(problem, path)  # checked, atomic, reproducible bytes (gzip time stamp 0)

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from jaxmmap.problem import Problem, ProblemError, check_problem
+from jaxmmap.core.problem import Problem, ProblemError, check_problem
 
 #: The finest grid: a board row of 65,536 columns is 8 KiB, already 8 GiB for the grid of a
 #: 1,000,000-step program; finer grids only cost memory (`auto_columns` stops at 4,096).

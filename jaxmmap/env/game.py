@@ -1,15 +1,15 @@
 """The MMapGame in JAX: a fixed-shape state and pure `init`, `step`, `legal_action_mask`.
 
-The rules are those of `docs/game.md` (and of `jaxmmap.reference`, which the tests compare this
+The rules are those of `docs/game.md` (and of `jaxmmap.env.reference`, which the tests compare this
 module with, step by step). Everything here works on padded fixed shapes, so games `jit` once per
 shape and `vmap` over many games and over instances padded to common shapes
-(`jaxmmap.instance.make_instance(..., num_buffers=..., num_steps=...)`).
+(`jaxmmap.env.instance.make_instance(..., num_buffers=..., num_steps=...)`).
 
 How the JAX version computes what the reference walks through, so that a move's memory traffic
 follows what it touches rather than the size of the state (see `benchmarks/env_throughput.py`):
 * copy intervals: the board keeps prefix sums of the remaining supply `W` (updated in closed
   form by each copy) and binary-searches them instead of a walk;
-* free columns: the grid (`jaxmmap.grid`) answers "which columns are used in steps [a, b]" from
+* free columns: the grid (`jaxmmap.env.grid`) answers "which columns are used in steps [a, b]" from
   block summaries and two blocks of rows, and the lowest free offset comes from bit operations
   on those words;
 * a placed alias group's later members are checked against the grid outside the rows the group
@@ -22,7 +22,7 @@ follows what it touches rather than the size of the state (see `benchmarks/env_t
 * the next buffer's candidate placements are computed once, at the end of each step, and kept in
   the state: they give the legal mask, tell whether the new state is infeasible, and are applied
   by the next step (with what the move needs of the records, so that it reads none it writes).
-For many games, `jaxmmap.play.rollouts` runs one loop over the batch: `vmap` of a per-game loop
+For many games, `jaxmmap.env.rollout.rollouts` runs one loop over the batch: `vmap` of a per-game loop
 would select every game's whole state on every move.
 """
 
@@ -32,8 +32,8 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxmmap import grid as memory
-from jaxmmap.instance import Instance
+from jaxmmap.env import grid as memory
+from jaxmmap.env.instance import Instance
 
 COPY, NOCOPY, DROP = 0, 1, 2
 _ACTION, _PINNED, _SOLID = 3, 4, 8  # `Records.bits`
@@ -87,7 +87,7 @@ class Board:
     A group's or a tensor's state is read from its previous buffer's record
     (`Instance.prev_in_group`, `prev_in_tensor`), which is always below the cursor, so a
     Drop-backup restore needs no per-buffer, per-group or per-tensor copy: it rewinds the cursor
-    and restores the `Snapshot` (supply, table masks) and the grid (`jaxmmap.grid`, which saves
+    and restores the `Snapshot` (supply, table masks) and the grid (`jaxmmap.env.grid`, which saves
     and restores itself in O(T/R)). See `group_status`, `tensor_pin` and `tensor_end` for the
     per-id views.
 
@@ -98,7 +98,7 @@ class Board:
         W[k] = supply_prefix[k+1] - supply_prefix[k] (see `remaining_supply`).
       edge: uint32[ceil(T/32)] bit k % 32 of word k // 32: a copy interval spans steps k and
         k+1 (equation 6).
-      cells: the occupied cells, a `jaxmmap.grid.Grid` (read it whole as the `grid` property).
+      cells: the occupied cells, a `jaxmmap.env.grid.Grid` (read it whole as the `grid` property).
       table_mask: int32[K] per latency table, the bits of its buffers already placed.
       records: the per-buffer `Records`.
       marks: int8[N] what Drop-backup restores decided for good: bit `_DROPPED` of a group id,

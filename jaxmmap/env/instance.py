@@ -1,6 +1,6 @@
 """Problems as fixed-shape JAX arrays: the `Instance` the JAX game plays.
 
-`make_instance` discretizes a `Problem` (see `jaxmmap.rules`) and pads it to a chosen shape so
+`make_instance` discretizes a `Problem` (see `jaxmmap.core.rules`) and pads it to a chosen shape so
 that instances of different sizes can share one compiled `step` and be stacked for `vmap`.
 `bucket` rounds sizes up to a few fixed shapes, so that a test suite or a benchmark compiles once
 per bucket rather than once per instance.
@@ -13,8 +13,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxmmap.problem import Problem
-from jaxmmap.rules import Rules, discretize
+from jaxmmap.core.problem import Problem
+from jaxmmap.core.rules import Rules, discretize
 
 
 @struct.dataclass

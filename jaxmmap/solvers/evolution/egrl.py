@@ -1,6 +1,6 @@
 """EGRL (Khadka et al. 2021), the agent of the MARL paper, adapted to the MMapGame.
 
-A mixed population of *neural policies* (the scorer of `jaxmmap.solvers.policy`, argmax
+A mixed population of *neural policies* (the scorer of `jaxmmap.solvers.evolution.policy`, argmax
 actions) and *Boltzmann chromosomes* (per-buffer action prior logits float32[N, 3] and one
 temperature per chromosome; actions are sampled from softmax(logits[buffer] / temperature) over
 the legal ones) evolves by elitism, tournament selection, single-point crossover and Gaussian
@@ -16,7 +16,7 @@ checks the clock and converts the best game to a `Solution`.
 
 Where this departs from the MARL/EGRL papers, and why:
 * No graph neural network: the game is sequential (one buffer per move), and the policy scores
-  the three actions from the features of the current decision (`policy.features`), the same
+  the three actions from the features of the current decision (`observation.features`), the same
   network the ES baseline evolves. Features are computed inside the rollout, so nothing leaves
   the accelerator.
 * Boltzmann chromosomes have one prior per *buffer* (the game's decision unit, the paper's
@@ -32,7 +32,7 @@ Where this departs from the MARL/EGRL papers, and why:
   over actions is exact, so the discrete-SAC losses are used instead. Illegal actions are masked
   in the actor and in the critic's targets. The actor is only trained after `warmup` critic
   updates (a random critic would otherwise undo the greedy start). Rewards are divided by the
-  instance's reward scale (`policy.Context.scale`).
+  instance's reward scale (`observation.Context.scale`).
 * Updates: `updates` gradient steps per generation (not one per environment step, as in the
   paper's Algorithm 1, which a CPU budget of seconds cannot afford); the replay receives
   `record` random transitions of each game, not all of them, so that it holds many generations.
@@ -61,13 +61,13 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from jaxmmap import game
-from jaxmmap.instance import Instance, make_instance
-from jaxmmap.play import won_returns
-from jaxmmap.problem import Problem
-from jaxmmap.rules import Rules
-from jaxmmap.solvers import policy
+from jaxmmap.core.problem import Problem
+from jaxmmap.core.rules import Rules
+from jaxmmap.env import game, observation
+from jaxmmap.env.instance import Instance, make_instance
+from jaxmmap.env.rollout import won_returns
 from jaxmmap.solvers.base import Anytime, Result, run_generations, strong_types
+from jaxmmap.solvers.evolution import policy
 
 TRACES: collections.Counter = collections.Counter()  # traces of each generation function
 NEURAL_ARGMAX, NEURAL_SAMPLE, BOLTZMANN = 0, 1, 2  # how a game picks its actions
@@ -143,7 +143,7 @@ class Config:
 
 @struct.dataclass
 class Replay:
-    """A ring buffer of transitions (C = capacity, F = policy.NUM_FEATURES).
+    """A ring buffer of transitions (C = capacity, F = observation.NUM_FEATURES).
 
     Attributes:
       phi, next_phi: float32[C, F] features before and after the move.
@@ -206,7 +206,7 @@ class Search:
 # ---------------------------------------------------------------------------- rollouts
 
 
-def _recorded_rollout(instance: Instance, ctx: policy.Context, key: jax.Array, kind, params,
+def _recorded_rollout(instance: Instance, ctx: observation.Context, key: jax.Array, kind, params,
                       logits, log_temp, positions: jax.Array):
     """Plays one game (Drop-backup on) and records the transitions of the moves numbered
     `positions` (int32[R]). Returns the final state and the transitions (phi, next_phi
@@ -216,7 +216,7 @@ def _recorded_rollout(instance: Instance, ctx: policy.Context, key: jax.Array, k
     Only R moves are recorded, by selects on a small carry: recording every move into a
     [moves, F] array made the rollout of a 1189-buffer game three times slower on the CPU."""
     n = instance.width.shape[0]
-    r, f = positions.shape[0], policy.NUM_FEATURES
+    r, f = positions.shape[0], observation.NUM_FEATURES
     limit = game.move_limit(n)
     temp = jnp.exp(log_temp)
 
@@ -226,7 +226,7 @@ def _recorded_rollout(instance: Instance, ctx: policy.Context, key: jax.Array, k
     def body(carry):
         state, key, (phis, nexts, actions, rewards, dones, recorded) = carry
         key, sub = jax.random.split(key)
-        phi = policy.features(state, ctx)
+        phi = observation.features(state, ctx)
         legal = policy.phi_legal(phi)
         i = jnp.minimum(state.board.cursor, n - 1)
         z = jnp.where(kind == BOLTZMANN, logits[i] / temp, policy.scores(params, phi))
@@ -412,7 +412,7 @@ def make_generation(cfg: Config):
         logits = jnp.zeros((pb, n, 3), jnp.float32)
         low, high = cfg.temperature
         log_temp = jax.random.uniform(ks[3], (pb,), minval=jnp.log(low), maxval=jnp.log(high))
-        f = policy.NUM_FEATURES
+        f = observation.NUM_FEATURES
         critics = tuple(_mlp_init(k, (f, cfg.critic_hidden, cfg.critic_hidden, 3))
                         for k in jax.random.split(ks[4], 2))
         learner = Learner(actor=greedy, critics=critics, targets=critics,
@@ -443,7 +443,7 @@ def make_generation(cfg: Config):
         log_temp = jnp.concatenate([jnp.zeros(pn), pop.log_temp, jnp.zeros(pl)])
         positions = (jax.random.uniform(k_rec, (cfg.games, cfg.record))
                      * instance.num_buffers).astype(jnp.int32)
-        ctx = policy.context(instance)
+        ctx = observation.context(instance)
         play = lambda k, kind, w, lg, lt, pos: _recorded_rollout(  # noqa: E731
             instance, ctx, k, kind, unravel(w), lg, lt, pos)
         states, (phis, nexts, actions, rewards, dones, recorded) = jax.vmap(play)(

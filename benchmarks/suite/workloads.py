@@ -10,14 +10,14 @@ Each :class:`Workload` is a function and example arguments made only of
 is ever allocated: the program is only lowered and compiled, and :func:`compiled_hlo_text` returns
 the optimized, scheduled HLO module that the importer parses::
 
-    from jaxmmap import workloads
+    from benchmarks.suite import workloads
     w = workloads.get("gpt_small_train")
     text = workloads.compiled_hlo_text(w)          # "HloModule ..., is_scheduled=true, ..."
 
 Everything is deterministic: no dropout, and the same shapes on every machine. Models are built
 with unrolled Python loops over layers (and, for the ``*_unrolled`` RNNs, over time steps) so that
 the instruction count of the ENTRY computation grows with depth; the ``lax.scan`` variants compile to
-XLA ``while`` loops instead. ``python -m jaxmmap.workloads`` compiles every workload and prints a
+XLA ``while`` loops instead. ``python -m benchmarks.suite.workloads`` compiles every workload and prints a
 table of instruction counts and compile times.
 """
 

@@ -1,11 +1,11 @@
 """The benchmark suite: problems made from real JAX programs, bundled with the package.
 
-    jaxmmap.benchmarks.names()              # ["alexnet_train_b32@tpu_v4i", ...]
-    jaxmmap.benchmarks.load("gpt_small_train@gpu")
-    jaxmmap.benchmarks.info()               # one summary row per instance
+    jaxmmap.core.suite.names()              # ["alexnet_train_b32@tpu_v4i", ...]
+    jaxmmap.core.suite.load("gpt_small_train@gpu")
+    jaxmmap.core.suite.info()               # one summary row per instance
 
 The files are made by `python benchmarks/make_suite.py` (deterministic for a jax version), which
-compiles the programs of `jaxmmap.workloads` on the CPU and imports them with
+compiles the programs of `benchmarks/suite/workloads.py` on the CPU and imports them with
 `jaxmmap.importer` on the hardware presets; `docs/benchmarks.md` lists them.
 """
 
@@ -15,7 +15,7 @@ import functools
 import importlib.resources
 import json
 
-from jaxmmap.problem import Problem, load_problem
+from jaxmmap.core.problem import Problem, load_problem
 
 _DIR = "data/suite"
 

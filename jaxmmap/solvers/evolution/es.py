@@ -1,5 +1,5 @@
 """The MMap-MuZero paper's evolutionary-search baseline: OpenAI-ES (Salimans et al. 2017) over the
-weights of a small policy (`jaxmmap.solvers.policy`).
+weights of a small policy (`jaxmmap.solvers.evolution.policy`).
 
 One generation, one jitted function: evosax's `Open_ES` asks for a population of parameter
 vectors (mirrored/antithetic Gaussian perturbations of the mean), every member plays one game
@@ -48,12 +48,13 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from jaxmmap.instance import Instance, make_instance
-from jaxmmap.play import nth_game, rollouts, won_returns
-from jaxmmap.problem import Problem
-from jaxmmap.rules import Rules
-from jaxmmap.solvers import policy
+from jaxmmap.core.problem import Problem
+from jaxmmap.core.rules import Rules
+from jaxmmap.env import observation
+from jaxmmap.env.instance import Instance, make_instance
+from jaxmmap.env.rollout import nth_game, rollouts, won_returns
 from jaxmmap.solvers.base import Anytime, Result, run_generations, strong_types
+from jaxmmap.solvers.evolution import policy
 
 TRACES: collections.Counter = collections.Counter()  # traces of each generation function
 
@@ -114,7 +115,7 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
         members, es_state = strategy.ask(k_ask, es_state, params)
         mean = strategy.get_mean(es_state)
         everyone = jax.tree.map(lambda p, m: jnp.concatenate([p, m[None]]), members, mean)
-        ctx = policy.context(instance)
+        ctx = observation.context(instance)
         size = jax.tree.leaves(everyone)[0].shape[0]
         states = rollouts(instance, jnp.broadcast_to(k_ask, (size,)), lambda w: policy.make_policy(w, ctx),
                           backup=True, params=everyone)

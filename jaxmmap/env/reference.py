@@ -3,7 +3,7 @@
 This is the executable specification of `docs/game.md`. It favours the obvious algorithm over the
 fast one (walking the supply vector step by step, an explicit owner grid, a scan over earlier
 buffers for the NoCopy predecessor, a deep copy for the Drop-backup), so that the JAX game
-(`jaxmmap.game`), which computes the same things differently, can be checked against it.
+(`jaxmmap.env.game`), which computes the same things differently, can be checked against it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import dataclasses
 
 import numpy as np
 
-from jaxmmap.problem import COPY, DROP, NOCOPY, Problem, Solution
-from jaxmmap.rules import Discretized, Rules, discretize
+from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
+from jaxmmap.core.rules import Discretized, Rules, discretize
 
 UNDECIDED = -1
 

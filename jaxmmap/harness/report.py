@@ -34,9 +34,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxmmap.files import UserError, check_folder, md, read_jsonl, write_text
-from jaxmmap.problem import Problem, Solution, load_problem, load_solution
-from jaxmmap.simulator import correlation_of, latency
+from jaxmmap.core.files import UserError, check_folder, md, read_jsonl, write_text
+from jaxmmap.core.problem import Problem, Solution, load_problem, load_solution
+from jaxmmap.core.simulator import correlation_of, latency
 
 __all__ = ["Entry", "baseline", "collect", "read_metrics", "report", "speedup"]
 
@@ -82,7 +82,7 @@ def read_metrics(workdir: str) -> list[dict]:
 
 def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
     """Entries from result and run folders, and the comparisons' curve images found."""
-    from jaxmmap.compare import Comparison
+    from jaxmmap.harness.compare import Comparison
 
     entries, curves = [], []
     for source in sources:
@@ -130,8 +130,8 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
     solution is validated first: an invalid one is refused (`validator.SolutionRejected`), or
     with `allow_invalid` reported with "(INVALID)" after its solver and left out of the
     correlations."""
-    from jaxmmap import plots
-    from jaxmmap.compare import slug
+    from jaxmmap.harness import plots
+    from jaxmmap.harness.compare import slug
 
     if not sources:
         raise UserError("give at least one folder to report on")
@@ -226,7 +226,7 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
         if os.path.abspath(path) != os.path.join(folder, name):
             import shutil
             with open(path, "rb") as src:
-                from jaxmmap.files import atomic
+                from jaxmmap.core.files import atomic
                 with atomic(os.path.join(folder, name), "wb") as dst:
                     shutil.copyfileobj(src, dst)
         figures[name] = "Solvers' best return over wall time (Figure 5)"
@@ -265,7 +265,7 @@ def _label(entries: list[Entry], workload: str, solver: str, source: str, *,
 def baseline(problem: Problem, like: Solution | None = None) -> Solution:
     """The heuristic's solution of `problem`, under the rules `like` was made with (default
     rules without it)."""
-    from jaxmmap.rules import Rules
+    from jaxmmap.core.rules import Rules
     from jaxmmap.solvers.heuristic import heuristic
 
     rules = Rules(**like.rules) if like is not None and like.rules else Rules()
@@ -286,8 +286,8 @@ def _add_baselines(entries: list[Entry], workloads: list[str]) -> list[str]:
 
 def _known_problem(name: str, source: str) -> Problem:
     """A problem a comparison did not save (older results): the bundled or suite one."""
-    from jaxmmap import benchmarks
-    from jaxmmap.generator import bundled
+    from jaxmmap.core import suite as benchmarks
+    from jaxmmap.core.io import bundled
 
     if name in benchmarks.names():
         return benchmarks.load(name)

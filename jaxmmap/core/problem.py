@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxmmap.files import UserError, write_json
+from jaxmmap.core.files import UserError, write_json
 
 PROBLEM_FORMAT = "jaxmmap.problem/2"
 #: Older problem formats still read: version 1 has no `live_out` column (no tensor is marked).

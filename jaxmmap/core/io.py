@@ -1,0 +1,96 @@
+"""Problems by name and their summaries: what the command line, `train.py`, the benchmark scripts
+and the notebooks share.
+
+A PROBLEM argument is a file (`.json` or `.json.gz`), `bundled:NAME` for an instance shipped with
+the package (`bundled("tiny")`), or `suite:NAME` for one of the benchmark suite
+(`jaxmmap.core.suite.names()`); `open_problems` also expands suite patterns (`suite:resnet*`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.resources
+
+import numpy as np
+
+from jaxmmap.core import suite
+from jaxmmap.core.files import UserError
+from jaxmmap.core.problem import Problem, ProblemError, load_problem
+from jaxmmap.core.rules import MAX_COLUMNS, auto_columns, capacity_loss
+
+__all__ = ["bundled", "columns_for", "open_problem", "open_problems", "summarize"]
+
+
+def bundled(name: str = "tiny") -> Problem:
+    """Loads the bundled problem `jaxmmap/data/<name>.json.gz`."""
+    res = importlib.resources.files("jaxmmap").joinpath("data").joinpath(f"{name}.json.gz")
+    if not res.is_file():
+        raise FileNotFoundError(f"no bundled problem {name!r} (jaxmmap/data/{name}.json.gz)")
+    with importlib.resources.as_file(res) as path:
+        return load_problem(path)
+
+
+def open_problem(arg: str) -> Problem:
+    if arg.startswith("bundled:"):
+        try:
+            return bundled(arg.split(":", 1)[1])
+        except FileNotFoundError as e:
+            raise ProblemError(str(e)) from None
+    if arg.startswith("suite:"):
+        try:
+            return suite.load(arg.split(":", 1)[1])
+        except KeyError as e:
+            raise ProblemError(str(e)) from None
+    return load_problem(arg)
+
+
+def open_problems(args: list[str]) -> list[Problem]:
+    """Problems from PROBLEM arguments; `suite:PATTERN` (fnmatch, e.g. `suite:*@gpu`) expands to
+    every matching suite instance."""
+    out = []
+    for arg in args:
+        if arg.startswith("suite:") and any(c in arg for c in "*?["):
+            names = fnmatch.filter(suite.names(), arg.split(":", 1)[1])
+            if not names:
+                raise ProblemError(f"no suite instance matches {arg!r}")
+            out += [suite.load(name) for name in names]
+        else:
+            out.append(open_problem(arg))
+    return out
+
+
+def columns_for(problem: Problem, columns: str | int) -> int:
+    """`columns` as a number; "auto" picks the fewest that lose at most 5% to rounding."""
+    if str(columns) == "auto":
+        return auto_columns(problem)
+    try:
+        value = int(columns)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_COLUMNS:
+        raise UserError(f"--columns {columns}: give auto or a whole number in [1, {MAX_COLUMNS:,}]")
+    return value
+
+
+def summarize(problem: Problem, columns: int = 256) -> dict:
+    """Sizes and pressure of a problem, as `jaxmmap check` prints them."""
+    live = np.zeros(problem.num_steps)
+    seen = set()
+    for i in range(problem.num_buffers):  # bytes of live tensors per step (each tensor once)
+        tid = int(problem.tensor_id[i])
+        if tid not in seen:
+            seen.add(tid)
+            live[problem.live_start[i]: problem.live_end[i] + 1] += problem.size[i]
+    aliases = problem.alias_id[problem.alias_id >= 0]
+    return {
+        "name": problem.name, "buffers": problem.num_buffers, "steps": problem.num_steps,
+        "tensors": len(seen), "alias_groups": int(np.unique(aliases).size),
+        "aliased_buffers": int(aliases.size),
+        "live_out_tensors": int(np.unique(problem.tensor_id[problem.live_out]).size),
+        "memory_size": problem.memory_size,
+        "peak_live_bytes": int(live.max()), "memory_pressure": float(live.max() / problem.memory_size),
+        "total_supply": float(problem.supply.sum()), "total_demand": float(problem.demand.sum()),
+        "total_benefit": float(problem.benefit.sum()),
+        "latency_tables": len(problem.latency_tables),
+        "capacity_loss": capacity_loss(problem, columns),
+    }

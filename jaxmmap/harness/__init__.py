@@ -1,0 +1,6 @@
+"""The harness: solvers measured side by side and reported.
+
+compare  solvers x instances x seeds under one budget -> CSV, Markdown, PNG
+report   Tables 3-5 and figures from comparison results and training runs
+plots    memory layouts, training curves, speedup bars, correlation scatter (matplotlib)
+"""

@@ -1,0 +1,197 @@
+"""Pictures of solutions and runs (matplotlib, headless): the paper's figures on our data.
+
+* `layout`: memory layouts as in the paper's Figures 1 and 8: one rectangle per allocation
+  (time by offset), a colour per tensor, copies hatched, one tensor highlighted; several
+  solutions side by side (`jaxmmap plot PROBLEM SOLUTION [SOLUTION2] -o layout.png`).
+* `training_curves`: best and mean return over wall time of training runs (Figures 5 and 7;
+  `compare.Comparison.plot` draws the solvers' curves of a comparison).
+* `speedup_bars`: the speedup of each solver over a baseline per workload (Figure 10).
+* `correlation_scatter`: return against simulated speedup (Figure 6).
+
+Every function returns the matplotlib `Figure` (for notebooks) and, given `path`, also saves it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from jaxmmap.core.files import UserError, atomic, printable
+from jaxmmap.core.problem import DROP, Problem, Solution
+from jaxmmap.core.simulator import latency
+
+__all__ = ["allocations", "correlation_scatter", "layout", "pick_tensor", "save_figure", "speedup_bars",
+           "text", "training_curves"]
+
+_UNITS = ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB"), (1, "B"))
+
+
+def _pyplot():
+    import matplotlib
+
+    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def text(name: str) -> str:
+    """A name as matplotlib shows it verbatim: printable, and no `$...$` math."""
+    return printable(name).replace("$", r"\$")
+
+
+def save_figure(fig, path: str, **kwargs) -> None:
+    """Saves `fig` atomically (the format from the file's extension)."""
+    fmt = path.rsplit(".", 1)[-1].lower() if "." in path else "png"
+    with atomic(path, "wb") as f:
+        fig.savefig(f, format=fmt, **kwargs)
+
+
+def _finish(fig, path: str | None, ax=None, *, xlabel: str = "", ylabel: str = "",
+            legend: int = 8, grid: str = "both"):
+    """Labels, grid and legend of a one-axes chart (when `ax` is given), layout, and the file."""
+    if ax is not None:
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(axis=grid, alpha=0.3)
+        ax.legend(fontsize=legend)
+        fig.tight_layout()
+    if path is not None:
+        save_figure(fig, path, dpi=120, bbox_inches="tight")
+    return fig
+
+
+def allocations(solution: Solution) -> np.ndarray:
+    """bool[N]: the buffers that make an allocation of their own (a NoCopy within its
+    predecessor's allocation makes none). Summed per tensor: how often it enters fast memory."""
+    return (np.asarray(solution.action) != DROP) & (np.asarray(solution.alloc_start) >= 0)
+
+
+def pick_tensor(problem: Problem, solutions: Sequence[Solution]) -> int:
+    """The tensor worth highlighting: the one whose number of allocations differs most between
+    the first two solutions (the paper's tensor T, loaded several times by the agent and once by
+    the heuristic), or with one solution the one allocated most often; ties go to the larger."""
+    def counts(sol):
+        return np.bincount(problem.tensor_id[allocations(sol)], minlength=problem.tensor_id.max() + 1)
+
+    first = counts(solutions[0])
+    score = np.abs(first - counts(solutions[1])) if len(solutions) > 1 else first
+    size = np.zeros_like(score, dtype=np.float64)
+    np.maximum.at(size, problem.tensor_id, problem.size.astype(np.float64))
+    return int(np.lexsort((size, score))[-1])
+
+
+def layout(problem: Problem, solutions: Solution | Sequence[Solution], *,
+           labels: Sequence[str] | None = None, highlight: int | str | None = "auto",
+           path: str | None = None, width: float = 6.0, height: float = 4.2,
+           allow_invalid: bool = False):
+    """Memory layouts of one or more solutions of `problem`, side by side on shared axes.
+
+    x: the program's steps; y: the fast-memory offset. Each allocation is a rectangle over its
+    steps and bytes, coloured by tensor; the part of it during which its copy runs is hatched
+    (prefetch before the use, eviction after the write). `highlight`: a tensor id, "auto"
+    (`pick_tensor`) or None. Titles give the return and the simulated latency. Every solution
+    is validated first (`validator.check_solution`): an invalid one is refused, or with
+    `allow_invalid` drawn under a title that says INVALID.
+    """
+    plt = _pyplot()
+    from matplotlib.patches import Rectangle
+
+    solutions = [solutions] if isinstance(solutions, Solution) else list(solutions)
+    labels = list(labels) if labels is not None else [s.solver for s in solutions]
+    if len(labels) != len(solutions):
+        raise UserError(f"{len(labels)} labels for {len(solutions)} solutions; give one label each")
+    timelines = [latency(problem, s, allow_invalid=allow_invalid) for s in solutions]
+    if highlight == "auto":
+        highlight = pick_tensor(problem, solutions)
+    scale, unit = next((s, u) for s, u in _UNITS if problem.memory_size >= 4 * s or s == 1)
+    cmap = plt.get_cmap("tab20")
+    fig, axes = plt.subplots(1, len(solutions), figsize=(width * len(solutions), height),
+                             sharey=True, squeeze=False)
+    for ax, solution, label, timeline in zip(axes[0], solutions, labels, timelines):
+        for b in np.flatnonzero(allocations(solution)):
+            tensor = int(problem.tensor_id[b])
+            focus = highlight is None or tensor == highlight
+            x0, x1 = int(solution.alloc_start[b]), int(solution.alloc_end[b]) + 1
+            y, h = solution.offset[b] / scale, problem.size[b] / scale
+            ax.add_patch(Rectangle((x0, y), x1 - x0, h, facecolor=cmap(tensor % 20),
+                                   edgecolor="black" if tensor == highlight else "white",
+                                   linewidth=1.6 if tensor == highlight else 0.3,
+                                   alpha=0.95 if focus else 0.3, zorder=3 if tensor == highlight else 2))
+            if solution.copy_start[b] >= 0:
+                c0, c1 = int(solution.copy_start[b]), int(solution.copy_end[b]) + 1
+                ax.add_patch(Rectangle((c0, y), c1 - c0, h, fill=False, hatch="////",
+                                       edgecolor="black", linewidth=0, alpha=0.5 if focus else 0.2,
+                                       zorder=4))
+        ax.axhline(problem.memory_size / scale, color="black", linestyle="--", linewidth=0.8)
+        ax.set_xlim(0, problem.num_steps)
+        ax.set_ylim(0, problem.memory_size / scale * 1.02)
+        ax.set_xlabel("step")
+        mark = "" if timeline.valid else "INVALID (see jaxmmap validate), declared "
+        ax.set_title(f"{text(label)}: {mark}return {solution.ret:.4g}, latency "
+                     f"{timeline.total:.4g} ({timeline.speedup:.3f}x all-slow)", fontsize=9,
+                     color="black" if timeline.valid else "red")
+    axes[0][0].set_ylabel(f"fast-memory offset ({unit})")
+    note = f"highlighted: tensor {highlight}; " if highlight is not None else ""
+    fig.suptitle(f"{text(problem.name)}: {note}hatched: copy running", fontsize=9, y=0.995)
+    fig.tight_layout()
+    return _finish(fig, path)
+
+
+def training_curves(runs: Mapping[str, Sequence[Mapping]], *, path: str | None = None,
+                    mean: bool = True):
+    """Best return (solid) and mean return of the games finished since the last row (dashed)
+    over wall time, one colour per run. `runs`: label -> rows of `fit`'s metrics (dicts with
+    `seconds`, `best_return`, `mean_return`; `jaxmmap.harness.report.read_metrics(workdir)`)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for k, (label, rows) in enumerate(runs.items()):
+        color = plt.cm.tab10(k % 10)
+        t = np.array([float(r["seconds"]) for r in rows])
+        best = np.array([float(r["best_return"]) for r in rows])
+        finite = np.isfinite(best)
+        ax.plot(t[finite], best[finite], color=color, label=text(label), drawstyle="steps-post")
+        if mean:
+            m = np.array([float(r.get("mean_return", math.nan)) for r in rows])
+            ok = np.isfinite(m)
+            ax.plot(t[ok], m[ok], color=color, linestyle="--", linewidth=0.8, alpha=0.7)
+    return _finish(fig, path, ax, xlabel="wall time (s)", ylabel="return (solid: best, dashed: mean)")
+
+
+def speedup_bars(speedups: Mapping[str, Mapping[str, float]], *, baseline: str = "heuristic",
+                 path: str | None = None):
+    """Per workload, the speedup (%) of each solver over `baseline` (Figure 10). `speedups`:
+    workload -> solver -> percent. Workloads are sorted by the first solver's speedup."""
+    plt = _pyplot()
+    workloads = list(speedups)
+    solvers = list(dict.fromkeys(s for row in speedups.values() for s in row))
+    if solvers:
+        workloads.sort(key=lambda w: -speedups[w].get(solvers[0], -math.inf))
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.45 * len(workloads) * max(1, len(solvers)) + 2), 4.0))
+    x = np.arange(len(workloads))
+    bar = 0.8 / max(1, len(solvers))
+    for k, solver in enumerate(solvers):
+        values = [speedups[w].get(solver, math.nan) for w in workloads]
+        ax.bar(x + (k - (len(solvers) - 1) / 2) * bar, values, bar, label=text(solver),
+               color=plt.cm.tab10(k % 10))
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(x, [text(w) for w in workloads], rotation=60, ha="right", fontsize=7)
+    return _finish(fig, path, ax, ylabel=f"speedup over {baseline} (%)", grid="y")
+
+
+def correlation_scatter(points: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
+                        path: str | None = None):
+    """Return against simulated speedup (over all-slow memory), one colour per workload
+    (Figure 6). `points`: workload -> (returns, speedups)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.2, 4.0))
+    for k, (workload, (rets, speed)) in enumerate(points.items()):
+        rets, speed = np.asarray(rets, float), np.asarray(speed, float)
+        spread = np.ptp(rets) if rets.size else 0.0
+        x = (rets - rets.min()) / spread if spread > 0 else np.zeros_like(rets)
+        ax.scatter(x, speed, s=12, color=plt.cm.tab10(k % 10), label=text(workload), alpha=0.8)
+    return _finish(fig, path, ax, xlabel="return (scaled to [0, 1] per workload)",
+                   ylabel="simulated speedup over all-slow (x)", legend=7)
