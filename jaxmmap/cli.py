@@ -4,6 +4,10 @@ generate.
 A PROBLEM argument is a file (`.json` or `.json.gz`), `bundled:NAME` for an instance shipped
 with the package (`bundled:tiny`), or `suite:NAME` for one of the benchmark suite
 (`jaxmmap.core.suite.names()`); `compare` also takes suite patterns (`suite:resnet*`).
+
+Each command imports what it runs when it runs (the imports inside the `_command` functions), so
+that `jaxmmap --help` and a mistake in the arguments answer without loading JAX; the layers
+still run one way (tests/test_layers.py counts these imports too).
 """
 
 from __future__ import annotations
@@ -257,18 +261,26 @@ def _solver_names() -> list[str]:
     return list(SOLVERS)
 
 
+def _rules_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--columns", default="auto",
+                   help="grid columns, or auto: the fewest (>= 256) losing <= 5%% to rounding")
+    p.add_argument("--nocopy-offset", choices=("same", "lowest"), default="same")
+    p.add_argument("--no-output-nocopy", action="store_true",
+                   help="the older game: an output reaches fast memory only by Copy (no pins)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jaxmmap", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
+    _solving_commands(sub)
+    _result_commands(sub)
+    _problem_commands(sub)
+    return parser
 
-    def rules_args(p):
-        p.add_argument("--columns", default="auto",
-                       help="grid columns, or auto: the fewest (>= 256) losing <= 5%% to rounding")
-        p.add_argument("--nocopy-offset", choices=("same", "lowest"), default="same")
-        p.add_argument("--no-output-nocopy", action="store_true",
-                       help="the older game: an output reaches fast memory only by Copy (no pins)")
 
+def _solving_commands(sub) -> None:
+    """check, play, solve, compare."""
     p = sub.add_parser("check", help="check a problem or solution file and summarize it")
     p.add_argument("file")
     p.add_argument("--columns", default="auto", help="grid columns for the capacity-loss figures")
@@ -281,7 +293,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=1, help="games played in parallel (vmap)")
     p.add_argument("--no-backup", action="store_true", help="disable the Drop-backup")
     p.add_argument("-o", "--output", help="solution file to write")
-    rules_args(p)
+    _rules_args(p)
     p.set_defaults(run=_play)
 
     p = sub.add_parser("solve", help="run a solver under a wall-clock budget; writes a validated solution")
@@ -295,7 +307,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-place", action="store_true",
                    help="keep the game's own placement (by default the solutions of the solvers "
                    "that play the game are placed physically: jaxmmap.place)")
-    rules_args(p)
+    _rules_args(p)
     p.set_defaults(run=_solve)
 
     p = sub.add_parser("compare", help="run solvers on instances under one budget; write tables "
@@ -312,9 +324,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="compare", help="directory to write")
     p.add_argument("--no-place", action="store_true",
                    help="keep the game's own placement of game solutions (see solve --no-place)")
-    rules_args(p)
+    _rules_args(p)
     p.set_defaults(run=_compare)
 
+
+
+def _result_commands(sub) -> None:
+    """validate, latency, plot, report."""
     p = sub.add_parser("validate", help="check a solution against its problem")
     p.add_argument("problem")
     p.add_argument("solution")
@@ -349,6 +365,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="report solutions the validator rejects anyway (marked INVALID)")
     p.set_defaults(run=_report)
 
+
+
+def _problem_commands(sub) -> None:
+    """import, generate."""
     p = sub.add_parser("import", help="make a problem from a JAX function or an HLO dump")
     p.add_argument("function", nargs="?", help="module:function to compile with jax.jit")
     p.add_argument("--shapes", nargs="*", default=[], help="argument shapes, e.g. f32[32,784]")
@@ -369,7 +389,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--latency-tables", action="store_true")
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(run=_generate)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

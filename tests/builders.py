@@ -5,6 +5,17 @@ from __future__ import annotations
 import numpy as np
 
 from jaxmmap.core.problem import DROP, LatencyTable, Problem, Solution
+from jaxmmap.core.rules import Rules
+from jaxmmap.env.generator import generate
+
+RULES = Rules(columns=32)  # the grid of the small programs below
+
+
+def tiny(seed: int, tables: bool = False) -> Problem:
+    """Small programs with a fast copy engine, so that placing buffers is possible but contested;
+    some with alias groups, with `tables` a roofline latency table per instruction."""
+    return generate(seed, num_instructions=4 + seed % 3, inplace_prob=0.3, memory_fraction=0.4,
+                    copy_bandwidth=1e6, latency_tables=tables)
 
 
 def make_problem(buffers, *, memory=200, supply=None, steps=10, tables=(), name="p",
@@ -85,3 +96,11 @@ def agent_options(max_iterations: int, **changes) -> dict:
         config = agent_config(**changes)
         fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     return dict(fields, padding=PAD, max_iterations=max_iterations)
+
+
+def expert_config(**changes):
+    """A small expert-mode agent (the default mode): every test that trains it uses this and PAD,
+    so its chunk compiles once per worker; those tests share the xdist group "expert"."""
+    from jaxmmap.agent.config import AgentConfig
+
+    return AgentConfig(**{**dict(games=8, elites=2, batch_size=16, generations_per_chunk=2), **changes})

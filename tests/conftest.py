@@ -1,9 +1,11 @@
 """Shared test setup.
 
-* The tests never use JAX's persistent compilation cache. Commands called in-process
-  (`cli.main`, `train.main`) would otherwise switch it on at ~/.cache/jaxmmap/xla for the rest of
-  the session, so the tests would write the user's cache. `test_cli.py` checks the cache switch
-  itself on a temporary folder.
+* The tests share one persistent compilation cache of their own (`$JAXMMAP_TEST_XLA_CACHE`,
+  else `jaxmmap-tests-xla` in the temporary folder), never the user's: many tests compile the
+  same programs (the game's step for one padded shape, under new `jit` closures), and the
+  pytest-xdist workers and the subprocesses (`train.py`) share it. Set the variable to "off"
+  to compile everything afresh. `test_cli.py` checks the cache switch itself on a temporary
+  folder.
 * After each test module, JAX's in-memory caches are cleared. Every compiled CPU program keeps
   its machine code mapped in the process; the whole suite compiles enough of them to pass Linux's
   65,530 memory mappings per process (`vm.max_map_count`), and XLA then aborts in the middle of a
@@ -15,10 +17,18 @@ import gc
 import os
 import pathlib
 import sys
+import tempfile
 
+import jax
 import pytest
 
-os.environ["JAXMMAP_COMPILATION_CACHE"] = "off"
+CACHE = os.environ.get("JAXMMAP_TEST_XLA_CACHE", os.path.join(tempfile.gettempdir(), "jaxmmap-tests-xla"))
+# In-process commands (`cli.main`, `train.main`) and subprocesses switch the cache on from this.
+os.environ["JAXMMAP_COMPILATION_CACHE"] = CACHE
+if CACHE.lower() not in ("off", "0", "none", ""):
+    jax.config.update("jax_compilation_cache_dir", CACHE)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 # `benchmarks.suite.workloads` (the zoo of real programs) lives beside the package, not in it.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
@@ -26,7 +36,5 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 @pytest.fixture(autouse=True, scope="module")
 def _free_compiled_programs():
     yield
-    import jax
-
     jax.clear_caches()
     gc.collect()

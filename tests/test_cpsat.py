@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from builders import RULES, tiny
 from ortools.sat.python import cp_model
 
 from jaxmmap import Rules, generate, validate
@@ -21,14 +22,8 @@ from jaxmmap.solvers.cpsat.bound import _LP
 from jaxmmap.solvers.cpsat.model import _Model
 from jaxmmap.solvers.exhaustive import exhaustive
 
-RULES = Rules(columns=32)
 OLD = Rules(columns=32, output_nocopy=False)  # the older game: no pins
 
-
-def tiny(seed, tables=False):
-    """As in test_solvers: small programs with a fast copy engine, some with alias groups."""
-    return generate(seed, num_instructions=4 + seed % 3, inplace_prob=0.3, memory_fraction=0.4,
-                    copy_bandwidth=1e6, latency_tables=tables)
 
 
 def small(seed):
@@ -182,8 +177,9 @@ def test_every_game_solution_fits_the_model(family, seed, columns, nocopy_offset
 
 @pytest.mark.parametrize("seed", range(6))
 def test_group_pieces_are_the_disjoint_union_of_the_members_allocations(seed):
-    """`_Model._group_pieces` on random allocations (each containing its member's target, some
+    """`union_pieces` on random allocations (each containing its member's target, some
     members without one): disjoint pieces covering exactly the union."""
+    from jaxmmap.solvers.cpsat._shared import union_pieces
     from jaxmmap.solvers.cpsat.model import _Buffer
 
     rng = np.random.default_rng(seed)
@@ -199,7 +195,7 @@ def test_group_pieces_are_the_disjoint_union_of_the_members_allocations(seed):
                                alloc_start=model.m.new_constant(a0 if has else v),
                                alloc_end=model.m.new_constant(a1 if has else v)))
         expected |= set(range(a0, a1 + 1)) if has else set()
-    pieces = model._group_pieces(np.arange(k), targets)
+    pieces = union_pieces(model.m, model.B, np.arange(k), targets, T)
     solver = cp_model.CpSolver()
     assert solver.solve(model.m) == cp_model.OPTIMAL
     covered = []

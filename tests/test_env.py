@@ -20,11 +20,12 @@ def test_reset_step_timesteps_and_returns():
     problem = generate(2, num_instructions=25, inplace_prob=0.3)
     env = Environment(make_instance(problem, RULES, **PAD), backup=True)
     state, ts = jax.jit(env.reset)(jax.random.key(0))
-    assert int(ts.step_type) == FIRST and ts.observation.action_mask.shape == (3,)
+    assert int(ts.step_type) == FIRST and ts.observation.legal.shape == (3,)
     step = jax.jit(env.step)
     total, types = 0.0, []
     while not bool(state.done):
-        action = jnp.argmax(ts.observation.action_mask * jnp.array([1, 2, 3]))  # prefer Drop
+        np.testing.assert_array_equal(ts.observation.legal, game.legal_action_mask(state))
+        action = jnp.argmax(ts.observation.legal * jnp.array([1, 2, 3]))  # prefer Drop
         state, ts = step(state, action)
         total += float(ts.reward)
         types.append(int(ts.step_type))

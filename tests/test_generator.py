@@ -6,12 +6,13 @@ import gzip
 import itertools
 import time
 
+import jax
 import numpy as np
 import pytest
 
 from jaxmmap.core.io import bundled
-from jaxmmap.core.problem import Problem, check_problem, load_problem, save_problem
-from jaxmmap.env.generator import BUNDLED_OPTIONS, generate, make_bundled
+from jaxmmap.core.problem import Problem, ProblemError, check_problem, load_problem, save_problem
+from jaxmmap.env.generator import BUNDLED_OPTIONS, Generator, GeneratorConfig, generate, make_bundled
 
 FIELDS = ("size", "is_output", "target_time", "tensor_id", "alias_id", "live_start", "live_end",
           "demand", "benefit")
@@ -399,3 +400,16 @@ def test_in_place_never_overwrites_a_live_value(seed):
     for group in ranges.values():
         for (s1, e1), (s2, e2) in itertools.combinations(group.values(), 2):
             assert min(e1, e2) - max(s1, s2) <= 0, (group, seed)
+
+
+def test_a_generator_is_called_with_a_seed_or_a_key_as_in_jumanji():
+    config = GeneratorConfig(num_instructions=12, inplace_prob=0.4, latency_tables=True)
+    make = Generator(config)
+    assert make(3).to_json() == generate(3, num_instructions=12, inplace_prob=0.4, latency_tables=True).to_json()
+    key = jax.random.key(5)
+    assert make(key).to_json() == make(key).to_json()
+    assert make(jax.random.key(6)).to_json() != make(key).to_json()
+    with pytest.raises(ProblemError, match="inplace_prob"):
+        Generator(GeneratorConfig(inplace_prob=1.5))
+    with pytest.raises(ProblemError, match="no_such_option"):
+        generate(0, no_such_option=1)

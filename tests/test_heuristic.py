@@ -7,7 +7,7 @@ import heapq
 
 import numpy as np
 import pytest
-from builders import make_problem
+from builders import RULES, make_problem
 
 from jaxmmap import Rules, generate, validate
 from jaxmmap.core.io import bundled
@@ -15,9 +15,7 @@ from jaxmmap.core.problem import COPY, DROP, NOCOPY
 from jaxmmap.core.rules import discretize
 from jaxmmap.solvers import solve
 from jaxmmap.solvers.exhaustive import exhaustive
-from jaxmmap.solvers.heuristic import Memory, heuristic, plan, replay
-
-RULES = Rules(columns=32)
+from jaxmmap.solvers.heuristic import Memory, heuristic, plan, play_plan
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -37,7 +35,7 @@ def test_game_replay_is_a_game_solution_and_best_takes_the_better():
     problem = bundled("tiny")
     plan_only = heuristic(problem, 10, 0, rules=RULES)
     both = heuristic(problem, 10, 0, rules=RULES, mode="best")
-    game = replay(problem, plan(problem, RULES, pins=both.info["chosen"]).action, RULES)  # the best plan's
+    game = play_plan(problem, plan(problem, RULES, pins=both.info["chosen"]).action, RULES)  # the best plan's
     assert validate(problem, game).ok
     assert both.info["game_return"] == pytest.approx(game.ret)
     assert both.solution.ret == pytest.approx(max(game.ret, plan_only.solution.ret))

@@ -118,30 +118,9 @@ def test_the_rule_catches_upward_and_sideways_imports(case):
 
 
 # Files over 500 lines and functions over 80 carry a comment saying why (`# size:` in the file's
-# first 60 lines, or just above the function). The ones below are debts from before the limit
-# (issue 17, not yet split): they may shrink, never grow, and no new one may join them.
+# first 60 lines, or just above the function).
 MAX_FILE_LINES = 500
 MAX_FUNCTION_LINES = 80
-DEBTS = {
-    "jaxmmap/agent/loop.py:fit": 102,
-    "jaxmmap/agent/networks.py": 537,
-    "jaxmmap/cli.py:_parser": 113,
-    "jaxmmap/core/problem.py:check_problem": 99,
-    "jaxmmap/core/validator.py": 620,
-    "jaxmmap/env/game.py": 648,
-    "jaxmmap/env/generator.py:generate": 273,
-    "jaxmmap/env/observation.py:observe": 102,
-    "jaxmmap/env/reference.py:placement": 81,
-    "jaxmmap/harness/compare.py:compare": 89,
-    "jaxmmap/harness/report.py:report": 126,
-    "jaxmmap/solvers/cpsat/bound.py:relaxation": 283,
-    "jaxmmap/solvers/cpsat/model.py": 640,
-    "jaxmmap/solvers/cpsat/model.py:cpsat": 98,
-    "jaxmmap/solvers/cpsat/model.py:__init__": 199,
-    "jaxmmap/solvers/evolution/egrl.py": 551,
-    "jaxmmap/solvers/evolution/egrl.py:make_generation": 111,
-    "jaxmmap/solvers/heuristic/_plan.py:plan": 376,
-}
 
 
 def oversize() -> dict[str, int]:
@@ -162,10 +141,4 @@ def oversize() -> dict[str, int]:
 
 
 def test_no_file_over_500_lines_and_no_function_over_80_without_a_reason():
-    found = oversize()
-    new = {k: v for k, v in found.items() if k not in DEBTS}
-    grown = {k: (DEBTS[k], v) for k, v in found.items() if k in DEBTS and v > DEBTS[k]}
-    assert not new, f"over the size limits: {new}"
-    assert not grown, f"debts that grew (was, now): {grown}"
-    paid = sorted(set(DEBTS) - set(found))
-    assert not paid, f"split, so drop from DEBTS: {paid}"
+    assert not oversize(), f"over the size limits: {oversize()}"

@@ -9,9 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from builders import EGRL_OPTIONS, ES_OPTIONS, PAD
+from builders import EGRL_OPTIONS, ES_OPTIONS, PAD, RULES, tiny
 
-from jaxmmap import Rules, bundled, generate, make_instance, validate
+from jaxmmap import bundled, make_instance, validate
 from jaxmmap.env import game, observation
 from jaxmmap.env.rollout import greedy_policy
 from jaxmmap.solvers.evolution import egrl as egrl_module
@@ -19,14 +19,8 @@ from jaxmmap.solvers.evolution import es as es_module
 from jaxmmap.solvers.evolution import policy
 from jaxmmap.solvers.exhaustive import exhaustive
 
-RULES = Rules(columns=32)
 SOLVERS = {"es": (es_module.es, ES_OPTIONS), "egrl": (egrl_module.egrl, EGRL_OPTIONS)}
 
-
-def tiny(seed):
-    """Small programs with a fast copy engine (as in test_solvers.py)."""
-    return generate(seed, num_instructions=4 + seed % 3, inplace_prob=0.3, memory_fraction=0.4,
-                    copy_bandwidth=1e6)
 
 
 def run(name, problem, generations=3, seed=0, budget_s=60.0):
@@ -117,7 +111,8 @@ def test_later_value_sums_the_later_buffers_of_the_tensor():
     np.testing.assert_array_equal(np.asarray(ctx.static[:4, observation.NUM_STATIC - 2]), [1, 0, 0, 0])
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 4])
+@pytest.mark.parametrize("seed", [0, 1, pytest.param(2, marks=pytest.mark.slow),  # 2 and 4: -m slow
+                                  pytest.param(4, marks=pytest.mark.slow)])
 def test_valid_and_never_above_the_optimum(seed):
     problem = tiny(seed)
     best = exhaustive(problem, 60, 0, rules=RULES)

@@ -11,6 +11,7 @@ import pytest
 from flax import struct
 
 from jaxmmap.agent import networks as nets
+from jaxmmap.agent import support as support_lib
 
 SMALL = nets.NetworkConfig(grid_channels=(4, 8), grid_blocks=1, profile_channels=(4, 8, 8), feature_width=16,
                            torso=(32,), embedding=32, head=(16,), dynamics=(32,), support_size=21)
@@ -78,51 +79,51 @@ def test_shapes_two_profile_lengths_same_params(setup):
 
 def test_value_transform_inverse():
     x = jnp.concatenate([jnp.linspace(-1e4, 1e4, 2001), jnp.linspace(-2.0, 2.0, 401), jnp.array([0.0, 1e-6, -1e-6])])
-    y = nets.value_transform(x)
-    np.testing.assert_allclose(nets.inverse_value_transform(y), x, rtol=1e-5, atol=1e-5)
+    y = support_lib.value_transform(x)
+    np.testing.assert_allclose(support_lib.inverse_value_transform(y), x, rtol=1e-5, atol=1e-5)
     z = jnp.linspace(-100.0, 100.0, 1001)
-    np.testing.assert_allclose(nets.value_transform(nets.inverse_value_transform(z)), z, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(support_lib.value_transform(support_lib.inverse_value_transform(z)), z, rtol=1e-5, atol=1e-5)
     # h(x) = sign(x)(sqrt(|x|+1)-1) + eps x, reference in float64
     xs = np.linspace(-50, 50, 101)
     ref = np.sign(xs) * (np.sqrt(np.abs(xs) + 1) - 1) + 0.001 * xs
-    np.testing.assert_allclose(nets.value_transform(xs), ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(support_lib.value_transform(xs), ref, rtol=1e-5, atol=1e-6)
 
 
 def test_two_hot_round_trip_and_clipping():
-    support = nets.support_for(100.0)
+    support = support_lib.support_for(100.0)
     assert support.size % 2 == 1 and support.size >= 21
     np.testing.assert_allclose(support.max_scalar, 100.0, rtol=1e-5)
     edge = support.max_scalar
     x = jnp.concatenate([jnp.linspace(-100.0, 100.0, 4001), jnp.array([0.0, edge, -edge, 1e-3, -1e-3])])
-    two_hot = jax.jit(nets.scalar_to_two_hot, static_argnums=1)(x, support)
+    two_hot = jax.jit(support_lib.scalar_to_two_hot, static_argnums=1)(x, support)
     chex.assert_shape(two_hot, (x.shape[0], support.size))
     np.testing.assert_allclose(two_hot.sum(-1), 1.0, atol=1e-6)
     assert int((two_hot > 0).sum(-1).max()) <= 2
-    back = nets.probs_to_scalar(two_hot, support)
+    back = support_lib.probs_to_scalar(two_hot, support)
     np.testing.assert_allclose(back, x, rtol=1e-5, atol=1e-4)
     # logits route (log of the two-hot; -inf atoms get zero probability)
-    np.testing.assert_allclose(nets.logits_to_scalar(jnp.log(two_hot), support), x, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(support_lib.logits_to_scalar(jnp.log(two_hot), support), x, rtol=1e-5, atol=1e-4)
     # outside the support: clipped to the edges
-    out = nets.probs_to_scalar(nets.scalar_to_two_hot(jnp.array([1e4, -1e4]), support), support)
+    out = support_lib.probs_to_scalar(support_lib.scalar_to_two_hot(jnp.array([1e4, -1e4]), support), support)
     np.testing.assert_allclose(out, [edge, -edge], rtol=1e-5)
     # small-return instance: min_size atoms, still exact
-    small = nets.support_for(0.5)
+    small = support_lib.support_for(0.5)
     assert small.size == 21
     xs = jnp.linspace(-0.5, 0.5, 101)
-    np.testing.assert_allclose(nets.probs_to_scalar(nets.scalar_to_two_hot(xs, small), small), xs, atol=1e-4)
+    np.testing.assert_allclose(support_lib.probs_to_scalar(support_lib.scalar_to_two_hot(xs, small), small), xs, atol=1e-4)
     # large-return instance: capped at max_size
-    assert nets.support_for(1e9).size == 601
+    assert support_lib.support_for(1e9).size == 601
 
 
 def test_gradients_reach_every_parameter(setup):
     networks, params = setup
-    support = nets.Support(-3.0, 3.0, SMALL.support_size)
+    support = support_lib.Support(-3.0, 3.0, SMALL.support_size)
     obs = make_obs(3, columns=512)
 
     def loss(p):
         emb, policy, value = networks.initial_inference(p, obs)
         nxt, reward, policy2, value2 = networks.recurrent_inference(p, emb, jnp.array([1, 2]))
-        target = nets.scalar_to_two_hot(jnp.array([0.7, -1.3]), support)
+        target = support_lib.scalar_to_two_hot(jnp.array([0.7, -1.3]), support)
         ce = lambda logits: -jnp.sum(target * jax.nn.log_softmax(logits), -1).mean()
         pol = lambda logits: -jax.nn.log_softmax(logits)[:, 0].mean()
         return ce(value) + ce(value2) + ce(reward) + pol(policy) + pol(policy2) + jnp.mean(nxt ** 2)
@@ -137,7 +138,7 @@ def test_gradients_reach_every_parameter(setup):
 
 def test_mctx_muzero_policy_respects_invalid_actions(setup):
     networks, params = setup
-    support = nets.Support(-3.0, 3.0, SMALL.support_size)
+    support = support_lib.Support(-3.0, 3.0, SMALL.support_size)
     recurrent_fn = nets.make_recurrent_fn(networks, support)
     legal = jnp.array([[True, False, True], [False, False, True]])
     obs = make_obs(4, legal=legal)

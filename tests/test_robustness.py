@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from builders import PAD
+from builders import PAD, RULES, expert_config
 
 from jaxmmap import Rules, bundled, generate, load_solution, make_instance, save_solution, validate
 from jaxmmap.agent.config import AgentConfig
@@ -30,8 +30,6 @@ from jaxmmap.harness.compare import compare, slug
 from jaxmmap.harness.plots import layout
 from jaxmmap.solvers import solve
 from jaxmmap.solvers.heuristic import heuristic
-
-RULES = Rules(columns=32)
 
 
 @pytest.fixture(scope="module")
@@ -217,13 +215,14 @@ def test_the_best_solution_on_disk_only_improves(tmp_path, tiny, good):
 
 
 def _expert_config() -> AgentConfig:
-    return AgentConfig(games=8, elites=2, batch_size=16, generations_per_chunk=2)
+    return expert_config()
 
 
 def _problem():
     return generate(3, num_instructions=7, inplace_prob=0.3, memory_fraction=0.4, copy_bandwidth=1e6)
 
 
+@pytest.mark.xdist_group("expert")  # one compile of the expert chunk per worker
 def test_a_resumed_run_keeps_its_best_solution_and_logs_each_step_once(tmp_path):
     problem, config, workdir = _problem(), _expert_config(), str(tmp_path / "run")
     fit(problem, config, rules=RULES, max_iterations=4, padding=PAD, workdir=workdir,
@@ -245,6 +244,7 @@ def test_a_resumed_run_keeps_its_best_solution_and_logs_each_step_once(tmp_path)
     assert resumed.solution is not None
 
 
+@pytest.mark.xdist_group("expert")
 @pytest.mark.parametrize("damage", ["truncated_file", "empty_metadata"])
 def test_a_corrupt_latest_checkpoint_falls_back_to_the_newest_intact_one(tmp_path, capfd, damage):
     problem, config = _problem(), _expert_config()

@@ -6,19 +6,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from builders import RULES, tiny
 
-from jaxmmap import Rules, generate, make_instance, validate
+from jaxmmap import generate, make_instance, validate
 from jaxmmap.agent import search as search_module
 from jaxmmap.env import game
 from jaxmmap.solvers import agents
 from jaxmmap.solvers.exhaustive import exhaustive
-
-RULES = Rules(columns=32)
-
-
-def tiny(seed):
-    return generate(seed, num_instructions=4 + seed % 3, inplace_prob=0.3, memory_fraction=0.4,
-                    copy_bandwidth=1e6)
 
 
 @pytest.mark.parametrize("gumbel", [False, True])
@@ -51,7 +45,8 @@ def test_search_picks_legal_actions_along_whole_games(gumbel):
     assert np.any(~np.asarray(done))  # it did play
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 4])
+@pytest.mark.parametrize("seed", [0, 1, pytest.param(2, marks=pytest.mark.slow),  # 2 and 4: -m slow
+                                  pytest.param(4, marks=pytest.mark.slow)])
 def test_mcts_is_valid_and_below_the_game_optimum(seed):
     problem = tiny(seed)
     optimum = exhaustive(problem, 60, 0, rules=RULES).solution.ret
@@ -66,14 +61,16 @@ def test_mcts_is_valid_and_below_the_game_optimum(seed):
         assert result.solution.ret == pytest.approx(optimum, abs=1e-6)
 
 
-@pytest.mark.parametrize("mode", [pytest.param("alphazero", marks=pytest.mark.slow), "muzero"])
+@pytest.mark.slow  # by default the muzero mode searches with its networks in test_training.py
+@pytest.mark.parametrize("mode", ["alphazero", "muzero"])
 def test_learned_modes_search_with_the_networks_and_pick_legal_actions(mode):
     from jaxmmap.agent import networks as nets
+    from jaxmmap.agent import support as support_lib
     from jaxmmap.env.observation import observe
 
     problem = generate(5, num_instructions=12, inplace_prob=0.3, memory_fraction=0.2)
     instance = make_instance(problem, RULES)
-    support = nets.support_for(float(np.sum(np.abs(problem.benefit))))
+    support = support_lib.support_for(float(np.sum(np.abs(problem.benefit))))
     config = nets.NetworkConfig(grid_channels=(4,), profile_channels=(4,), profile_strides=(4,),
                                 feature_width=8, torso=(16,), embedding=16, head=(8,),
                                 dynamics=(16,), support_size=support.size)

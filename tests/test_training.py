@@ -20,9 +20,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from builders import PAD, agent_config
+from builders import PAD, RULES, agent_config, expert_config, tiny
 
-from jaxmmap import Rules, generate, load_solution, make_instance, validate
+from jaxmmap import generate, load_solution, make_instance, validate
 from jaxmmap.agent import expert, learner, selfplay, train
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.loop import agent_config as config_from_dict
@@ -31,13 +31,8 @@ from jaxmmap.agent.networks import make_networks
 from jaxmmap.env import game
 from jaxmmap.solvers.exhaustive import exhaustive
 
-RULES = Rules(columns=32)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-
-def tiny(seed):
-    return generate(seed, num_instructions=4 + seed % 3, inplace_prob=0.3, memory_fraction=0.4,
-                    copy_bandwidth=1e6)
 
 
 def padded(problem):
@@ -61,6 +56,7 @@ def muzero_run():
     return (config,) + _chunks(config, tiny(1), 3)
 
 
+@pytest.mark.xdist_group("muzero_run")  # one worker makes the fixture once
 def test_self_play_fills_the_replay_with_legal_moves_and_keeps_the_best_game(muzero_run):
     config, state, metrics, instance, _ = muzero_run
     data = state.replay.data
@@ -85,6 +81,7 @@ def test_self_play_fills_the_replay_with_legal_moves_and_keeps_the_best_game(muz
     assert float(best.board.ret) == pytest.approx(float(metrics["best_return"].max()))
 
 
+@pytest.mark.xdist_group("muzero_run")
 def test_a_batch_has_the_unrolled_shapes_and_sane_targets(muzero_run):
     config, state, _, _, support = muzero_run
     networks = make_networks(config.network)
@@ -106,6 +103,7 @@ def test_a_batch_has_the_unrolled_shapes_and_sane_targets(muzero_run):
     assert np.all(np.abs(np.asarray(batch.value)) <= support.max_scalar)
 
 
+@pytest.mark.xdist_group("muzero_run")
 def test_a_demonstration_replays_its_game_with_exact_returns(muzero_run):
     config, state, _, instance, _ = muzero_run
     best = state.actors.best
@@ -176,13 +174,16 @@ def test_fit_reports_only_the_agents_own_games_never_the_demonstration():
         assert outcome.solution.ret > given.ret and validate(problem, outcome.solution).ok
 
 
+@pytest.mark.xdist_group("muzero_run")
 def test_without_demonstrations_the_demonstration_replay_is_a_placeholder(muzero_run):
     _, state, *_ = muzero_run
     chex.assert_shape(state.demonstration.data.action, (1, 1))
 
 
-@pytest.mark.parametrize("mode", [pytest.param("alphazero", marks=pytest.mark.slow),
-                                  pytest.param("mcts", marks=pytest.mark.slow), "no_search"])
+# The default run learns in the muzero mode (`muzero_run`) and the expert mode; the ablations
+# are slow.
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["alphazero", "mcts", "no_search"])
 def test_every_mode_plays_and_learns(mode):
     config = agent_config(mode=mode)
     state, metrics, instance, _ = _chunks(config, tiny(2), 2)
@@ -197,10 +198,10 @@ def test_every_mode_plays_and_learns(mode):
 
 
 def _expert(**changes) -> AgentConfig:
-    return AgentConfig(**{**dict(games=8, elites=2, batch_size=16, generations_per_chunk=2),
-                          **changes})
+    return expert_config(**changes)
 
 
+@pytest.mark.xdist_group("expert")
 def test_the_expert_mode_searches_around_its_best_game_and_learns_from_the_improvements():
     problem = generate(2, num_instructions=30, memory_fraction=0.3)  # room for improvements
     instance = make_instance(problem, RULES)
@@ -231,6 +232,7 @@ def test_the_expert_mode_searches_around_its_best_game_and_learns_from_the_impro
     assert not np.asarray(metrics["learned"]).any()
 
 
+@pytest.mark.xdist_group("expert")
 def test_the_expert_search_starts_from_the_evaluation_game_when_it_is_better():
     # On a large program the first generation's sampled games are far below the greedy game;
     # the center must not start from the best of them.
@@ -256,6 +258,7 @@ def test_the_expert_solver_plays_fewer_games_per_generation_on_large_programs():
     assert expert.default_games(3277, 16) == 16
 
 
+@pytest.mark.xdist_group("expert")
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow)])
 def test_the_expert_agent_reaches_the_optimum_of_tiny_games(seed):
     problem = tiny(seed)
@@ -266,6 +269,7 @@ def test_the_expert_agent_reaches_the_optimum_of_tiny_games(seed):
     assert outcome.solution.ret == pytest.approx(optimum, abs=1e-6)
 
 
+@pytest.mark.xdist_group("expert")
 def test_the_expert_mode_resumes_bit_for_bit(tmp_path):
     problem, config = tiny(3), _expert()
     straight = fit(problem, config, rules=RULES, max_iterations=8, padding=PAD,

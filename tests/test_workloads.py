@@ -15,12 +15,10 @@ def zoo():
     return W.workloads()
 
 
-def test_registry_size_and_families(zoo):
+def test_the_zoo_covers_the_papers_workload_families(zoo):
+    # The paper's workloads (Section 5): these families and programs, several sizes of some.
     assert len(zoo) >= 22
-    assert set(zoo) == set(W.names())
-    assert all(name == w.name for name, w in zoo.items())
     families = {w.family for w in zoo.values()}
-    assert families == set(W.FAMILIES)
     for family in ("alexnet", "resnet", "mnasnet", "wavenet", "transformer", "lstm", "gru",
                    "nmt", "alphatensor", "gpt"):
         assert family in families

@@ -94,7 +94,7 @@ def init(instance: Instance, config: AgentConfig, *, seed: int = 0,
     state = _init(instance, jax.random.key(seed), actions, config=config)
     if demonstration is not None and not np.isfinite(float(state.best_return)):
         raise ValueError("the demonstration does not replay to a won game: give a won game's"
-                         " actions (e.g. heuristic.replay(...).action)")
+                         " actions (e.g. heuristic.play_plan(...).action)")
     return jax.tree.map(jnp.copy, state)
 
 

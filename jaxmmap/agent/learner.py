@@ -14,7 +14,7 @@ Past the episode's end the policy loss is off, and value and reward targets are 
 absorbing state); the dynamics are then fed random actions.
 
 Losses: cross-entropies against the search policy and against the two-hot value and reward
-targets (`networks.scalar_to_two_hot`), the recurrent steps' losses scaled by 1/K and the
+targets (`support.scalar_to_two_hot`), the recurrent steps' losses scaled by 1/K and the
 gradient into each dynamics step halved (MuZero). `no_search` has no search policy to imitate;
 its policy follows the policy gradient of the advantage (n-step return minus the predicted
 value, normalized over the batch) plus an entropy bonus: an actor-critic on replayed moves.
@@ -29,8 +29,9 @@ import optax
 
 from jaxmmap.agent import replay as replay_lib
 from jaxmmap.agent.config import AgentConfig
-from jaxmmap.agent.networks import Networks, Support, logits_to_scalar, scalar_to_two_hot
+from jaxmmap.agent.networks import Networks
 from jaxmmap.agent.search import learned_search
+from jaxmmap.agent.support import Support, logits_to_scalar, scalar_to_two_hot
 from jaxmmap.env.observation import Observation
 
 

@@ -36,9 +36,11 @@ import sys
 
 import jax
 import numpy as np
+from tqdm import tqdm
 
 from jaxmmap.agent import expert, train
 from jaxmmap.agent.config import AgentConfig
+from jaxmmap.agent.networks import NetworkConfig
 from jaxmmap.core.files import (
     UserError,
     append_jsonl,
@@ -51,6 +53,7 @@ from jaxmmap.core.files import (
 )
 from jaxmmap.core.problem import Problem, ProblemError, Solution, load_solution, read_json, save_problem, save_solution
 from jaxmmap.core.rules import Rules
+from jaxmmap.core.validator import check_solution, validate
 from jaxmmap.env.instance import make_instance
 from jaxmmap.env.rollout import to_solution
 from jaxmmap.solvers.base import Anytime
@@ -74,7 +77,7 @@ class Outcome:
     trace: list[tuple[float, float]]
 
 
-def summarize(metrics: dict) -> dict:
+def summarize_metrics(metrics: dict) -> dict:
     """One chunk's per-iteration metrics as one row of floats."""
     m = jax.device_get(metrics)
     learned = np.asarray(m["learned"], bool)
@@ -224,8 +227,6 @@ def keep_best(path: str, solution: Solution, problem: Problem) -> Solution:
     """Writes `solution` to `path` (atomically) unless the file already holds a valid solution of
     `problem` that is at least as good; returns the solution the file holds afterwards. So a
     file that long runs rewrite only ever improves, across kills and resumes."""
-    from jaxmmap.core.validator import check_solution
-
     if os.path.exists(path):
         try:
             old = load_solution(path)
@@ -261,21 +262,9 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
     spent in this call and of `schedule_iterations` (default `max_iterations`) done. A run
     stopped and resumed stays bit for bit the same only if every call gets the same
     `schedule_iterations` (train.py passes the total `training_steps`) and no budget ends it."""
-    from jaxmmap.core.validator import validate
-
     clock = Anytime(math.inf if budget_s is None else budget_s)
     instance = make_instance(problem, rules, **_padding(padding))
-    if config.mode == "expert":
-        algorithm, support, per_chunk = expert, None, config.generations_per_chunk
-        state = expert.init(instance, config, seed=seed, demonstration=demonstration)
-        chunk = lambda state, progress: expert.run_chunk(state, instance, progress, config=config)  # noqa: E731
-    else:
-        algorithm, per_chunk = train, config.updates_per_chunk
-        support = train.support_of(instance, config)
-        state = train.shard(train.init(instance, config, seed=seed, demonstration=demonstration),
-                            train.mesh(devices))
-        chunk = lambda state, progress: train.run_chunk(  # noqa: E731
-            state, instance, config=config, support=support, progress=progress)
+    algorithm, state, chunk, per_chunk = _algorithm(instance, config, seed, demonstration, devices)
     manager = None
     if workdir is not None:
         check_folder(workdir)
@@ -284,10 +273,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         manager, state, _ = _restore(workdir, state)
     iteration = int(state.moves) // (1 if config.mode == "expert" else config.moves_per_update)
     logs = _Logs(workdir, iteration)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=max_iterations, initial=iteration, unit="it", dynamic_ncols=True)
+    bar = tqdm(total=max_iterations, initial=iteration, unit="it", dynamic_ncols=True) if progress else None
     best, best_return, chunks = None, -math.inf, 0
     if demonstration is not None or iteration > 0:
         # Only the agent's own games are its best (not the demonstration's), and a resumed run
@@ -295,10 +281,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         best_return = float(_best_return(state))
     if workdir is not None:
         improvements = os.path.join(workdir, "improvements.jsonl")
-        kept = [r for r in read_jsonl(improvements) if r["iteration"] <= iteration]
-        write_text(improvements, "".join(dumps(r) + "\n" for r in kept))
-        if kept and iteration > 0:
-            best = Solution.from_json(kept[-1]["solution"])
+        best = _kept_improvements(improvements, iteration)
     episodes = sum(r["finished"] for r in logs.rows)
     moves = 0
     try:
@@ -308,7 +291,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
             progress = max(clock.elapsed() / clock.budget_s if math.isfinite(clock.budget_s) else 0.0,
                            iteration / horizon if horizon else 0.0)
             state, metrics = chunk(state, np.float32(min(progress, 1.0)))
-            row = summarize(metrics)
+            row = summarize_metrics(metrics)
             iteration += per_chunk
             chunks += 1
             episodes += row["finished"]
@@ -320,15 +303,10 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
             logs.add(row)
             if row["best_return"] > best_return:
                 best_return = row["best_return"]
-                best = to_solution(problem, algorithm.best_game(state, instance), rules, solver=solver)
-                report = validate(problem, best, allow_nocopy_move=rules.nocopy_offset == "lowest")
-                if not report.ok:
-                    raise AssertionError(f"the agent's best game is invalid:\n{report}")
+                best = _validated(problem, algorithm.best_game(state, instance), rules, solver)
                 clock.offer(best)
                 if workdir is not None:
-                    keep_best(os.path.join(workdir, "solution.json"), best, problem)
-                    append_jsonl(improvements, {"iteration": iteration, "seconds": seconds,
-                                                "solution": best.to_json()})
+                    _keep(workdir, improvements, best, problem, iteration, seconds)
             if manager is not None and chunks % checkpoint_every == 0:
                 _save(manager, iteration, state)
             if bar is not None:
@@ -346,6 +324,45 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
             manager.close()
     return Outcome(solution=best, history=logs.rows, state=state, seconds=clock.elapsed(),
                    trace=list(clock.trace))
+
+
+def _algorithm(instance, config: AgentConfig, seed: int, demonstration, devices):
+    """(the algorithm's module, its first state, chunk(state, progress) -> (state, metrics),
+    iterations per chunk) for `config.mode`: `expert`, or `train` for the MuZero family."""
+    if config.mode == "expert":
+        state = expert.init(instance, config, seed=seed, demonstration=demonstration)
+        chunk = lambda state, progress: expert.run_chunk(state, instance, progress, config=config)  # noqa: E731
+        return expert, state, chunk, config.generations_per_chunk
+    support = train.support_of(instance, config)
+    state = train.shard(train.init(instance, config, seed=seed, demonstration=demonstration),
+                        train.mesh(devices))
+    chunk = lambda state, progress: train.run_chunk(  # noqa: E731
+        state, instance, config=config, support=support, progress=progress)
+    return train, state, chunk, config.updates_per_chunk
+
+
+def _kept_improvements(path: str, iteration: int) -> Solution | None:
+    """Drops the improvements logged after `iteration` (the checkpoint a run resumes from) and
+    returns the last one kept (None at iteration 0 or if there is none)."""
+    kept = [r for r in read_jsonl(path) if r["iteration"] <= iteration]
+    write_text(path, "".join(dumps(r) + "\n" for r in kept))
+    return Solution.from_json(kept[-1]["solution"]) if kept and iteration > 0 else None
+
+
+def _validated(problem: Problem, game, rules: Rules, solver: str) -> Solution:
+    """The game as a solution, checked by the validator (an invalid one is a bug: raised)."""
+    best = to_solution(problem, game, rules, solver=solver)
+    report = validate(problem, best, allow_nocopy_move=rules.nocopy_offset == "lowest")
+    if not report.ok:
+        raise AssertionError(f"the agent's best game is invalid:\n{report}")
+    return best
+
+
+def _keep(workdir: str, improvements: str, best: Solution, problem: Problem, iteration: int,
+          seconds: float) -> None:
+    """A new best: solution.json (never worse, atomically) and a line of improvements.jsonl."""
+    keep_best(os.path.join(workdir, "solution.json"), best, problem)
+    append_jsonl(improvements, {"iteration": iteration, "seconds": seconds, "solution": best.to_json()})
 
 
 def _best_return(state) -> float:
@@ -367,8 +384,6 @@ def _save(manager, iteration: int, state: train.TrainState):
 def agent_config(**fields) -> AgentConfig:
     """`AgentConfig` from plain values (a `network` dict becomes a NetworkConfig; lists become
     tuples), as configs and command lines give them."""
-    from jaxmmap.agent.networks import NetworkConfig
-
     network = fields.pop("network", None)
     if isinstance(network, dict):
         network = NetworkConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in network.items()})

@@ -16,7 +16,7 @@ learning at all) is the "MCTS without learning" of the paper's ablation.
 `muzero` mode: the learned dynamics from the root's embedding, the true legal mask at the root
 only (inside the tree the learned policy must have learned it).
 
-`play(instance, key, ...)` plays whole games with search at every move (`lax.while_loop`,
+`play_searched(instance, key, ...)` plays whole games with search at every move (`lax.while_loop`,
 `vmap` over games), and `mcts` is a solver on that (`jaxmmap solve --solver mcts`).
 """
 
@@ -29,6 +29,8 @@ import jax
 import jax.numpy as jnp
 import mctx
 
+from jaxmmap.agent.networks import make_recurrent_fn, root_output
+from jaxmmap.agent.support import logits_to_scalar
 from jaxmmap.env import game
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.observation import Observation, observe
@@ -45,8 +47,6 @@ def uniform(params, observation: Observation) -> tuple[jax.Array, jax.Array]:
 
 def network_predict(networks, support) -> Predict:
     """`predict` from `jaxmmap.agent.networks`: policy logits and the decoded value."""
-    from jaxmmap.agent.networks import logits_to_scalar
-
     def predict(params, observation: Observation) -> tuple[jax.Array, jax.Array]:
         _, policy, value = networks.initial_inference(params, observation)
         return policy, logits_to_scalar(value, support)
@@ -61,8 +61,6 @@ def learned_search(params, key: jax.Array, observation: Observation, networks, s
                    ) -> mctx.PolicyOutput:
     """The `muzero` mode: one search per observation (batched) with the learned model
     (`networks.py`); the observation's legal mask applies at the root only."""
-    from jaxmmap.agent.networks import make_recurrent_fn, root_output
-
     start = root_output(networks, params, observation, support)
     invalid = ~observation.legal
     invalid = invalid & ~jnp.all(invalid, axis=-1, keepdims=True)
@@ -150,7 +148,7 @@ def _policy(params, key, start: mctx.RootFnOutput, step_fn, invalid: jax.Array, 
                               qtransform=q_puct)
 
 
-def play(params, key: jax.Array, instance: Instance, *, games: int = 16,
+def play_searched(params, key: jax.Array, instance: Instance, *, games: int = 16,
          predict: Predict = uniform, num_simulations: int = 16, gumbel: bool = False,
          sample: bool = False, dirichlet_fraction: float = 0.25,
          max_moves: int | None = None) -> game.State:
@@ -186,5 +184,5 @@ def play(params, key: jax.Array, instance: Instance, *, games: int = 16,
 
 
 # One compile per instance shape and configuration, shared by every call of `mcts`.
-play_jit = jax.jit(play, static_argnames=("games", "predict", "num_simulations", "gumbel", "sample",
+play_searched_jit = jax.jit(play_searched, static_argnames=("games", "predict", "num_simulations", "gumbel", "sample",
                                        "dirichlet_fraction", "max_moves"))

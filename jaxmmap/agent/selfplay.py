@@ -19,8 +19,9 @@ import numpy as np
 
 from jaxmmap.agent import replay as replay_lib
 from jaxmmap.agent.config import AgentConfig
-from jaxmmap.agent.networks import Networks, Support, logits_to_scalar
+from jaxmmap.agent.networks import Networks
 from jaxmmap.agent.search import learned_search, network_predict, search, uniform
+from jaxmmap.agent.support import Support, logits_to_scalar
 from jaxmmap.env import game
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.observation import observe

@@ -29,7 +29,8 @@ from jaxmmap.agent import learner as learner_lib
 from jaxmmap.agent import replay as replay_lib
 from jaxmmap.agent import selfplay
 from jaxmmap.agent.config import AgentConfig
-from jaxmmap.agent.networks import Support, make_networks, value_transform
+from jaxmmap.agent.networks import make_networks
+from jaxmmap.agent.support import Support, value_transform
 from jaxmmap.env import game
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.observation import observe
@@ -82,7 +83,7 @@ def init(instance: Instance, config: AgentConfig, *, seed: int = 0,
         if not (np.isfinite(float(state.actors.best_return)) and replayed):
             raise ValueError("the demonstration does not replay to a won game within the "
                              "demonstration replay's rows: give a won game's actions (e.g. "
-                             "heuristic.replay(...).action)")
+                             "heuristic.play_plan(...).action)")
     return jax.tree.map(jnp.copy, state)  # one buffer per leaf: `run_chunk` donates them
 
 

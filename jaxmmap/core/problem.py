@@ -411,8 +411,13 @@ def check_problem(p: Problem) -> None:
     if p.live_out.dtype != np.bool_:
         raise ProblemError(f"buffers.live_out: expected booleans, got {p.live_out.dtype}")
 
-    # A tensor: one live range and one size; written (by its output buffer) at most once, at
-    # the start of its live range, before any read. An alias group: one size.
+    _check_tensors_and_groups(p)
+    _check_tables(p)
+
+
+def _check_tensors_and_groups(p: Problem) -> None:
+    """A tensor: one live range and one size; written (by its output buffer) at most once, at
+    the start of its live range, before any read. An alias group: one size."""
     first_of: dict[int, int] = {}
     for i, k in enumerate(p.tensor_id.tolist()):
         j = first_of.setdefault(k, i)
@@ -443,6 +448,11 @@ def check_problem(p: Problem) -> None:
                 f" {p.size[i]}; members of a group share one allocation at one offset and must"
                 " have one size")
 
+
+def _check_tables(p: Problem) -> None:
+    """Latency tables: 1 to MAX_TABLE_BUFFERS buffers of one step, 2**k finite latencies, a
+    buffer in one table at most."""
+    N = p.num_buffers
     in_table: dict[int, int] = {}
     for j, t in enumerate(p.latency_tables):
         pre = f"latency_tables[{j}]"

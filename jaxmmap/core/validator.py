@@ -1,3 +1,5 @@
+# size: one file on purpose: the independent checker is read and audited alone, and imports
+# nothing of the package but problem.py (tests/test_validator.py checks that).
 """An independent validator of solutions: does a solution obey the physics of its problem?
 
 The validator reads only the data containers of `jaxmmap.core.problem` and knows nothing about how

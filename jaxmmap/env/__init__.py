@@ -2,9 +2,10 @@
 
 instance     Instance: a Problem as padded JAX arrays, size buckets, stacking
 grid         the game's memory grid (block summaries, two planes for Drop-backup)
-game         State, init, step, legal_action_mask: the rules, jit- and vmap-able
+types        State and its parts (Board, Records, Snapshot, Candidates): the game's pytrees
+game         init, step, legal_action_mask: the rules, jit- and vmap-able
 reference    ReferenceGame: the executable specification in plain NumPy
-generator    generate() random programs, bundled() instances shipped with the package
+generator    Generator(GeneratorConfig(...))(seed or key), generate(): random programs
 observation  the one featurizer: decision features and the agent's Observation
 rollout      policies, rollout, rollouts (a batch in one loop), to_solution, play
 environment  Environment: a Jumanji-style wrapper (reset, step -> TimeStep)
@@ -12,6 +13,7 @@ environment  Environment: a Jumanji-style wrapper (reset, step -> TimeStep)
 Imports only `jaxmmap.core`.
 """
 
-from jaxmmap.env.environment import FIRST, LAST, MID, Environment, Observation, TimeStep
+from jaxmmap.env.environment import FIRST, LAST, MID, Environment, TimeStep
+from jaxmmap.env.observation import Observation
 
 __all__ = ["FIRST", "LAST", "MID", "Environment", "Observation", "TimeStep"]

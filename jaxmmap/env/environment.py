@@ -1,4 +1,6 @@
-"""A Jumanji-style environment around the pure game functions (no dependency on jumanji)."""
+"""A Jumanji-style environment around the pure game functions (no dependency on jumanji).
+
+Its observation is the one featurizer's (`jaxmmap.env.observation.Observation`)."""
 
 from __future__ import annotations
 
@@ -10,27 +12,9 @@ from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import game
 from jaxmmap.env.instance import Instance, make_instance
+from jaxmmap.env.observation import Observation, observe
 
 FIRST, MID, LAST = 0, 1, 2
-
-
-@struct.dataclass
-class Observation:
-    """What an agent sees (the learned encoder's richer features come from the State itself).
-
-    Attributes:
-      action_mask: bool[3] legal actions (Copy, NoCopy, Drop).
-      buffer: int32[] index of the buffer to decide.
-      offset, alloc_start, alloc_end: int32[3] each action's placement (-1: none).
-      supply: int32[T] remaining copy supply W in ticks.
-    """
-
-    action_mask: jax.Array
-    buffer: jax.Array
-    offset: jax.Array
-    alloc_start: jax.Array
-    alloc_end: jax.Array
-    supply: jax.Array
 
 
 @struct.dataclass
@@ -46,8 +30,9 @@ class TimeStep:
 class Environment:
     """The MMapGame on one problem, as an RL environment.
 
-    - Observation: `Observation` (legal mask, current buffer, the placement of each action,
-      remaining supply); the full `game.State` is the environment state.
+    - Observation: `observation.Observation` (the paper's Section 4.3.1 view: buffer rows, a
+      128 x 128 window of the memory grid, column profile, supply window, per-action features
+      and the legal mask `legal`); the full `game.State` is the environment state.
     - Action: int32 in {0: Copy, 1: NoCopy, 2: Drop}; an illegal action loses the game.
     - Reward: the buffer's benefit (or latency-table delta) for Copy/NoCopy, 0 for Drop; a lost
       game gives minus the return so far (minus the penalty); a Drop-backup restore gives minus
@@ -72,10 +57,7 @@ class Environment:
 
     @staticmethod
     def observe(state: game.State) -> Observation:
-        c = state.candidates
-        return Observation(action_mask=game.legal_action_mask(state), buffer=state.board.cursor,
-                           offset=c.offset, alloc_start=c.alloc_start, alloc_end=c.alloc_end,
-                           supply=game.remaining_supply(state.board))
+        return observe(state)
 
     def _timestep(self, state: game.State, step_type) -> TimeStep:
         return TimeStep(step_type=step_type, reward=state.reward,

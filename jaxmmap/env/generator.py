@@ -1,6 +1,6 @@
 """Seeded random programs turned into memory-mapping `Problem`s, for tests and quick starts.
 
-The model (see `generate` for every option):
+The model (see `GeneratorConfig` for every option):
 
 * **Program.** A straight-line program of `T = num_instructions` instructions (logical steps
   `0..T-1`). A few *parameters* (weights: tensors that exist from step 0) plus one output tensor
@@ -50,8 +50,12 @@ Everything is drawn from `np.random.default_rng(seed)`; the same arguments give 
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import types
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxmmap.core.problem import (
@@ -61,35 +65,23 @@ from jaxmmap.core.problem import (
     ProblemError,
     save_problem,
 )
+from jaxmmap.core.unionfind import UnionFind
 
-__all__ = ["generate", "make_bundled", "BUNDLED_OPTIONS"]
+__all__ = ["BUNDLED_OPTIONS", "Generator", "GeneratorConfig", "generate", "make_bundled"]
 
 _SIZE_QUANTUM = 256
 _MIN_LOG2, _MAX_LOG2 = 8.0, 40.0  # clip the drawn log2 sizes to [256 B, 1 TiB]
-
-
-def _check_prob(name: str, value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ProblemError(f"{name} must be in [0, 1], got {value}")
 
 
 #: The most instructions `generate` makes: about 3 buffers each, so under `problem.MAX_BUFFERS`.
 MAX_INSTRUCTIONS = 250_000
 
 
-def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
-             skip_prob: float = 0.3, inplace_prob: float = 0.1, loop_prob: float = 0.05,
-             size_mean_log2: float = 16.0, size_sigma: float = 1.5,
-             memory_fraction: float = 0.5, zero_demand_prob: float = 0.0,
-             oversize_prob: float = 0.0, zero_supply_prob: float = 0.0,
-             latency_tables: bool = False, name: str | None = None,
-             num_params: int | None = None, max_loop_length: int = 6,
-             slow_bandwidth: float = 1.0e6, fast_bandwidth: float = 4.0e6,
-             copy_bandwidth: float = 1.0e5, step_overhead: float = 0.01) -> Problem:
-    """A random program as a `Problem` (the model is in the module docstring).
+@dataclasses.dataclass(frozen=True)
+class GeneratorConfig:
+    """The options of a random program (the model is in the module docstring).
 
-    Args:
-      seed: seed of `np.random.default_rng` (an int >= 0); fixes the problem.
+    Attributes:
       num_instructions: T, the number of instructions (logical steps), >= 1.
       max_inputs: each instruction reads 1..max_inputs distinct earlier tensors (uniform count;
         fewer when there are not enough candidates).
@@ -115,133 +107,233 @@ def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
         (fast > slow > 0).
       copy_bandwidth: bytes per microsecond of the copy engine (> 0).
       step_overhead: fixed compute time of every instruction, microseconds (>= 0).
-
-    Returns:
-      A `Problem` that passes `jaxmmap.core.problem.check_problem`, with the options in `metadata`.
     """
-    T = int(num_instructions)
-    if not 1 <= T <= MAX_INSTRUCTIONS:
-        raise ProblemError(f"num_instructions must be in [1, {MAX_INSTRUCTIONS:,}], got {num_instructions:,}"
-                           " (a program of about 3 buffers per instruction must stay under the"
-                           " game's 1,000,000 buffers)")
-    if max_inputs < 1:
-        raise ProblemError(f"max_inputs must be >= 1, got {max_inputs}")
-    for pname, pval in (("skip_prob", skip_prob), ("inplace_prob", inplace_prob),
-                        ("loop_prob", loop_prob), ("zero_demand_prob", zero_demand_prob),
-                        ("oversize_prob", oversize_prob), ("zero_supply_prob", zero_supply_prob)):
-        _check_prob(pname, pval)
-    if not memory_fraction > 0:
-        raise ProblemError(f"memory_fraction must be > 0, got {memory_fraction}")
-    if size_sigma < 0:
-        raise ProblemError(f"size_sigma must be >= 0, got {size_sigma}")
-    if max_loop_length < 2:
-        raise ProblemError(f"max_loop_length must be >= 2, got {max_loop_length}")
-    if not (fast_bandwidth > slow_bandwidth > 0 and copy_bandwidth > 0 and step_overhead >= 0):
-        raise ProblemError("need fast_bandwidth > slow_bandwidth > 0, copy_bandwidth > 0 and"
-                         " step_overhead >= 0")
-    P = max(1, min(16, T // 8)) if num_params is None else int(num_params)
-    if P < 1:
-        raise ProblemError(f"num_params must be >= 1, got {num_params}")
-    max_inputs = int(max_inputs)
-    n_tensors = P + T  # tensors 0..P-1 are parameters, P+i is the output of instruction i
 
-    rng = np.random.default_rng(seed)
-    # Every random number is drawn up front, in a fixed order that depends only on the
-    # structural options (T, max_inputs, P), so the float options change values, not streams.
-    n_inputs = rng.integers(1, max_inputs + 1, size=T)
-    u_skip = rng.random((T, max_inputs))
-    u_pick = rng.random((T, max_inputs))
-    u_inplace = rng.random(T)
-    u_inplace_pick = rng.random(T)
-    u_loop = rng.random(T)
-    loop_len = rng.integers(2, max_loop_length + 1, size=T)
-    size_log2 = rng.normal(size_mean_log2, size_sigma, size=n_tensors)
-    u_oversize = rng.random(n_tensors)
-    oversize_factor = 1.05 + 0.95 * rng.random(n_tensors)
-    compute_factor = rng.uniform(0.25, 1.25, size=T)
-    u_zero_supply = rng.random(T)
-    # Per-buffer draws: at most max_inputs + 1 buffers per instruction.
-    n_max = T * (max_inputs + 1)
-    benefit_noise = rng.lognormal(0.0, 0.25, size=n_max)
-    u_zero_demand = rng.random(n_max)
+    num_instructions: int = 64
+    max_inputs: int = 3
+    skip_prob: float = 0.3
+    inplace_prob: float = 0.1
+    loop_prob: float = 0.05
+    size_mean_log2: float = 16.0
+    size_sigma: float = 1.5
+    memory_fraction: float = 0.5
+    zero_demand_prob: float = 0.0
+    oversize_prob: float = 0.0
+    zero_supply_prob: float = 0.0
+    latency_tables: bool = False
+    name: str | None = None
+    num_params: int | None = None
+    max_loop_length: int = 6
+    slow_bandwidth: float = 1.0e6
+    fast_bandwidth: float = 4.0e6
+    copy_bandwidth: float = 1.0e5
+    step_overhead: float = 0.01
 
-    # --- loops: instructions loop_start..loop_start+L-1 form a chain of in-place updates.
-    in_loop = np.zeros(T, dtype=bool)  # instruction aliases its output to its first operand
-    loop_cont = np.zeros(T, dtype=bool)  # ... and that operand is the previous output
+    def check(self) -> None:
+        """Raises `ProblemError` naming the first option out of its range."""
+        T = int(self.num_instructions)
+        if not 1 <= T <= MAX_INSTRUCTIONS:
+            raise ProblemError(f"num_instructions must be in [1, {MAX_INSTRUCTIONS:,}], got {T:,}"
+                               " (a program of about 3 buffers per instruction must stay under the"
+                               " game's 1,000,000 buffers)")
+        if self.max_inputs < 1:
+            raise ProblemError(f"max_inputs must be >= 1, got {self.max_inputs}")
+        for name in ("skip_prob", "inplace_prob", "loop_prob", "zero_demand_prob", "oversize_prob",
+                     "zero_supply_prob"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ProblemError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if not self.memory_fraction > 0:
+            raise ProblemError(f"memory_fraction must be > 0, got {self.memory_fraction}")
+        if self.size_sigma < 0:
+            raise ProblemError(f"size_sigma must be >= 0, got {self.size_sigma}")
+        if self.max_loop_length < 2:
+            raise ProblemError(f"max_loop_length must be >= 2, got {self.max_loop_length}")
+        if not (self.fast_bandwidth > self.slow_bandwidth > 0 and self.copy_bandwidth > 0
+                and self.step_overhead >= 0):
+            raise ProblemError("need fast_bandwidth > slow_bandwidth > 0, copy_bandwidth > 0 and"
+                               " step_overhead >= 0")
+        if self.num_params is not None and int(self.num_params) < 1:
+            raise ProblemError(f"num_params must be >= 1, got {self.num_params}")
+
+    @property
+    def params(self) -> int:
+        """P, the number of parameters."""
+        T = int(self.num_instructions)
+        return max(1, min(16, T // 8)) if self.num_params is None else int(self.num_params)
+
+
+class Generator:
+    """Random programs as problems, as jumanji's generators: `Generator(config)(seed)`.
+
+    The seed is an int >= 0 (`np.random.default_rng`) or a JAX PRNG key (an int is drawn from
+    it); the same config and seed give the same problem."""
+
+    def __init__(self, config: GeneratorConfig = GeneratorConfig()):
+        config.check()
+        self.config = config
+
+    def __call__(self, seed) -> Problem:
+        if isinstance(seed, jax.Array):
+            seed = int(jax.random.randint(seed, (), 0, jnp.iinfo(jnp.int32).max))
+        cfg = self.config
+        T, P = int(cfg.num_instructions), cfg.params
+        n_tensors = P + T  # tensors 0..P-1 are parameters, P+i is the output of instruction i
+        u = _draws(np.random.default_rng(seed), T, P, int(cfg.max_inputs), cfg)
+        in_loop, loop_cont = _loops(u, cfg.loop_prob, T)
+        reads, last_read = _operands(u, in_loop, loop_cont, cfg.skip_prob, T, P)
+        root = _alias_roots(u, reads, last_read, in_loop, cfg.inplace_prob, T, P)
+        counts, buf_tensor, is_output = _buffers(reads, T, P)
+        target_time = np.repeat(np.arange(T, dtype=np.int64), counts)
+        t_start = np.zeros(n_tensors, dtype=np.int64)  # live ranges per tensor
+        t_start[P:] = np.arange(T)
+        t_end = np.maximum(t_start, last_read)
+        t_size, memory_size, peak = _sizes(u, root, buf_tensor, t_start, t_end, cfg, T)
+        size = t_size[buf_tensor]
+        # The program's results: the outputs no instruction reads (they must end in slow memory).
+        t_live_out = np.zeros(n_tensors, dtype=bool)
+        t_live_out[P:] = last_read[P:] < 0
+        alias_id, tensor_id = _dense_ids(root, buf_tensor, n_tensors)
+        supply, demand, benefit, tables, duration = _times(u, counts, target_time, size, cfg, T)
+        metadata = {"generator": "jaxmmap.generator", "seed": int(seed), **_options(cfg),
+                    "time_unit": "microseconds", "size_unit": "bytes",
+                    "bandwidth_unit": "bytes per microsecond", "peak_live_bytes": int(peak),
+                    "step_latency": duration.tolist()}
+        return Problem(
+            name=f"random-{seed}-{T}" if cfg.name is None else cfg.name,
+            memory_size=int(memory_size), supply=supply, size=size, is_output=is_output,
+            target_time=target_time, tensor_id=tensor_id, alias_id=alias_id,
+            live_start=t_start[buf_tensor], live_end=t_end[buf_tensor], demand=demand,
+            benefit=benefit, latency_tables=tables, metadata=metadata,
+            live_out=t_live_out[buf_tensor])
+
+
+def generate(seed: int, **options) -> Problem:
+    """A random program as a `Problem`: `Generator(GeneratorConfig(**options))(seed)`; the
+    options are `GeneratorConfig`'s. The result passes `jaxmmap.core.problem.check_problem` and
+    keeps the options in `metadata`."""
+    try:
+        config = GeneratorConfig(**options)
+    except TypeError as e:
+        raise ProblemError(f"generate: {e}") from None
+    return Generator(config)(seed)
+
+
+def _options(cfg: GeneratorConfig) -> dict:
+    return {
+        "num_instructions": int(cfg.num_instructions), "max_inputs": int(cfg.max_inputs),
+        "skip_prob": float(cfg.skip_prob), "inplace_prob": float(cfg.inplace_prob),
+        "loop_prob": float(cfg.loop_prob), "size_mean_log2": float(cfg.size_mean_log2),
+        "size_sigma": float(cfg.size_sigma), "memory_fraction": float(cfg.memory_fraction),
+        "zero_demand_prob": float(cfg.zero_demand_prob), "oversize_prob": float(cfg.oversize_prob),
+        "zero_supply_prob": float(cfg.zero_supply_prob), "latency_tables": bool(cfg.latency_tables),
+        "num_params": cfg.params, "max_loop_length": int(cfg.max_loop_length),
+        "slow_bandwidth": float(cfg.slow_bandwidth), "fast_bandwidth": float(cfg.fast_bandwidth),
+        "copy_bandwidth": float(cfg.copy_bandwidth), "step_overhead": float(cfg.step_overhead),
+    }
+
+
+def _draws(rng: np.random.Generator, T: int, P: int, max_inputs: int, cfg: GeneratorConfig
+           ) -> types.SimpleNamespace:
+    """Every random number, drawn up front in a fixed order that depends only on the structural
+    options (T, max_inputs, P), so the float options change values, not streams."""
+    n_tensors = P + T
+    u = types.SimpleNamespace()
+    u.n_inputs = rng.integers(1, max_inputs + 1, size=T)
+    u.skip = rng.random((T, max_inputs))
+    u.pick = rng.random((T, max_inputs))
+    u.inplace = rng.random(T)
+    u.inplace_pick = rng.random(T)
+    u.loop = rng.random(T)
+    u.loop_len = rng.integers(2, int(cfg.max_loop_length) + 1, size=T)
+    u.size_log2 = rng.normal(cfg.size_mean_log2, cfg.size_sigma, size=n_tensors)
+    u.oversize = rng.random(n_tensors)
+    u.oversize_factor = 1.05 + 0.95 * rng.random(n_tensors)
+    u.compute_factor = rng.uniform(0.25, 1.25, size=T)
+    u.zero_supply = rng.random(T)
+    n_max = T * (max_inputs + 1)  # per-buffer draws: at most max_inputs + 1 buffers per instruction
+    u.benefit_noise = rng.lognormal(0.0, 0.25, size=n_max)
+    u.zero_demand = rng.random(n_max)
+    return u
+
+
+def _loops(u, loop_prob: float, T: int) -> tuple[np.ndarray, np.ndarray]:
+    """Loop carries: instructions loop_start..loop_start+L-1 form a chain of in-place updates.
+    Returns (in_loop: the instruction aliases its output to its first operand, loop_cont: and
+    that operand is the previous output), bool[T] each."""
+    in_loop = np.zeros(T, dtype=bool)
+    loop_cont = np.zeros(T, dtype=bool)
     i = 0
     while i < T:
-        if u_loop[i] < loop_prob:
-            L = int(min(loop_len[i], T - i))
+        if u.loop[i] < loop_prob:
+            L = int(min(u.loop_len[i], T - i))
             in_loop[i:i + L] = True
             loop_cont[i + 1:i + L] = True
             i += L
         else:
             i += 1
+    return in_loop, loop_cont
 
-    # --- operands of every instruction.
-    reads: list[list[int]] = []
-    last_read = np.full(n_tensors, -1, dtype=np.int64)
 
-    def pick(lo_n: int, u: float, chosen: list[int]) -> int:
-        """A tensor of 0..lo_n-1 not in `chosen` (uniform start, then probe upwards), or -1."""
-        if lo_n <= 0:
-            return -1
-        j = int(u * lo_n)
-        for _ in range(lo_n):
-            if j not in chosen:
-                return j
-            j = j + 1 if j + 1 < lo_n else 0
+def _pick(lo_n: int, u: float, chosen: list[int]) -> int:
+    """A tensor of 0..lo_n-1 not in `chosen` (uniform start, then probe upwards), or -1."""
+    if lo_n <= 0:
         return -1
+    j = int(u * lo_n)
+    for _ in range(lo_n):
+        if j not in chosen:
+            return j
+        j = j + 1 if j + 1 < lo_n else 0
+    return -1
 
+
+def _operands(u, in_loop, loop_cont, skip_prob: float, T: int, P: int) -> tuple[list[list[int]], np.ndarray]:
+    """The tensors every instruction reads, and the last instruction reading each tensor (-1:
+    none)."""
+    reads: list[list[int]] = []
+    last_read = np.full(P + T, -1, dtype=np.int64)
     for i in range(T):
         prev = P + i - 1 if i > 0 else -1
         n_older = P + max(i - 1, 0)  # parameters and outputs of instructions 0..i-2
         chosen: list[int] = []
-        for s in range(int(n_inputs[i])):
+        for s in range(int(u.n_inputs[i])):
             if s == 0:
-                if prev >= 0 and (loop_cont[i] or u_skip[i, 0] >= skip_prob):
+                if prev >= 0 and (loop_cont[i] or u.skip[i, 0] >= skip_prob):
                     t = prev
                 else:
-                    t = pick(n_older, u_pick[i, 0], chosen)
-            elif u_skip[i, s] < skip_prob:
-                t = pick(n_older, u_pick[i, s], chosen)
+                    t = _pick(n_older, u.pick[i, 0], chosen)
+            elif u.skip[i, s] < skip_prob:
+                t = _pick(n_older, u.pick[i, s], chosen)
             else:
-                t = pick(P, u_pick[i, s], chosen)
+                t = _pick(P, u.pick[i, s], chosen)
             if t >= 0:
                 chosen.append(t)
         reads.append(chosen)
         last_read[chosen] = i
+    return reads, last_read
 
-    # --- aliasing (union-find over tensors).
-    parent = list(range(n_tensors))
 
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    def union(a: int, b: int) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-
+def _alias_roots(u, reads, last_read, in_loop, inplace_prob: float, T: int, P: int) -> np.ndarray:
+    """int64[P + T]: the root of each tensor's alias union. An instruction may only write over
+    an operand that nobody reads afterwards (as XLA does); otherwise it would destroy a value
+    still in use, and the memory of the two tensors, which an alias group shares, would have to
+    hold both at once."""
+    sets = UnionFind(P + T)
     for i in range(T):
-        # An instruction may only write over an operand that nobody reads afterwards (as XLA
-        # does); otherwise it would destroy a value still in use, and the memory of the two
-        # tensors, which an alias group shares, would have to hold both at once.
         dead = [t for t in reads[i] if last_read[t] == i]
         if in_loop[i]:
             target = reads[i][0] if reads[i][0] in dead else -1
-        elif u_inplace[i] < inplace_prob and dead:
-            target = dead[int(u_inplace_pick[i] * len(dead))]
+        elif u.inplace[i] < inplace_prob and dead:
+            target = dead[int(u.inplace_pick[i] * len(dead))]
         else:
             continue
         if target >= 0:
-            union(P + i, target)
-    root = np.asarray([find(x) for x in range(n_tensors)], dtype=np.int64)
+            sets.union(P + i, target)
+    return sets.roots()
 
-    # --- buffers, in game order.
+
+def _buffers(reads, T: int, P: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Buffers in game order: per instruction, one per tensor it reads, then its output. Returns
+    (buffers per instruction int64[T], tensor int64[N], is_output bool[N])."""
     counts = np.asarray([len(r) + 1 for r in reads], dtype=np.int64)
     N = int(counts.sum())
     buf_tensor = np.empty(N, dtype=np.int64)
@@ -254,19 +346,17 @@ def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
         buf_tensor[pos + k] = P + i
         is_output[pos + k] = True
         pos += k + 1
-    target_time = np.repeat(np.arange(T, dtype=np.int64), counts)
+    return counts, buf_tensor, is_output
 
-    # Live ranges per tensor.
-    t_start = np.zeros(n_tensors, dtype=np.int64)
-    t_start[P:] = np.arange(T)
-    t_end = np.maximum(t_start, last_read)
 
-    # --- sizes: one per union.
-    log2 = np.clip(size_log2, _MIN_LOG2, _MAX_LOG2)
+def _sizes(u, root, buf_tensor, t_start, t_end, cfg: GeneratorConfig, T: int
+           ) -> tuple[np.ndarray, int, float]:
+    """(bytes per tensor, one size per union; memory_size; the peak of live bytes, each union
+    once over its hull, before the oversize unions grow)."""
+    n_tensors = root.shape[0]
+    log2 = np.clip(u.size_log2, _MIN_LOG2, _MAX_LOG2)
     raw = np.maximum(np.rint(np.exp2(log2) / _SIZE_QUANTUM), 1).astype(np.int64) * _SIZE_QUANTUM
     t_size = raw[root]
-
-    # --- memory size from the peak of live bytes, each union once over its hull.
     present = np.zeros(n_tensors, dtype=bool)
     present[buf_tensor] = True
     g_start = np.full(n_tensors, T, dtype=np.int64)
@@ -278,78 +368,53 @@ def generate(seed: int, *, num_instructions: int = 64, max_inputs: int = 3,
     np.add.at(live, g_start[groups], raw[groups].astype(np.float64))
     np.add.at(live, g_end[groups] + 1, -raw[groups].astype(np.float64))
     peak = float(np.cumsum(live)[:T].max())
-    memory_size = max(1, int(memory_fraction * peak))
-
-    # --- oversize unions.
-    over_root = u_oversize < oversize_prob  # indexed by root
-    big = (np.ceil(memory_size * oversize_factor / _SIZE_QUANTUM).astype(np.int64)
+    memory_size = max(1, int(cfg.memory_fraction * peak))
+    over_root = u.oversize < cfg.oversize_prob  # indexed by root
+    big = (np.ceil(memory_size * u.oversize_factor / _SIZE_QUANTUM).astype(np.int64)
            * _SIZE_QUANTUM)
     big = np.maximum(big, (memory_size // _SIZE_QUANTUM + 1) * _SIZE_QUANTUM)
-    t_size = np.where(over_root[root], big[root], t_size)
+    return np.where(over_root[root], big[root], t_size), memory_size, peak
 
-    size = t_size[buf_tensor]
-    # The program's results: the outputs no instruction reads (they must end in slow memory).
-    t_live_out = np.zeros(n_tensors, dtype=bool)
-    t_live_out[P:] = last_read[P:] < 0
-    live_out = t_live_out[buf_tensor]
-    live_start = t_start[buf_tensor]
-    live_end = t_end[buf_tensor]
 
-    # --- alias ids: dense over unions with more than one tensor that have buffers.
+def _dense_ids(root, buf_tensor, n_tensors: int) -> tuple[np.ndarray, np.ndarray]:
+    """(alias_id: dense over the unions of more than one tensor with buffers, in order of first
+    appearance, -1 elsewhere; tensor_id: dense in order of first appearance), int64[N] each."""
+    present = np.zeros(n_tensors, dtype=bool)
+    present[buf_tensor] = True
     members = np.bincount(root[present], minlength=n_tensors)
     buf_root = root[buf_tensor]
     aliased = members[buf_root] > 1
-    alias_id = np.full(N, -1, dtype=np.int64)
+    alias_id = np.full(buf_tensor.shape[0], -1, dtype=np.int64)
     if aliased.any():
         roots_in_order, first = np.unique(buf_root[aliased], return_index=True)
         order = np.argsort(first, kind="stable")
         dense = np.empty(n_tensors, dtype=np.int64)
         dense[roots_in_order[order]] = np.arange(order.size)
         alias_id[aliased] = dense[buf_root[aliased]]
-
-    # --- dense tensor ids in order of first appearance.
     seen_t, first_t = np.unique(buf_tensor, return_index=True)
     remap = np.empty(n_tensors, dtype=np.int64)
     remap[seen_t[np.argsort(first_t, kind="stable")]] = np.arange(seen_t.size)
-    tensor_id = remap[buf_tensor]
+    return alias_id, remap[buf_tensor]
 
-    # --- time: supply (roofline duration), demand, benefit.
+
+def _times(u, counts, target_time, size, cfg: GeneratorConfig, T: int):
+    """Supply (the roofline duration of each step), demand, benefit, latency tables, and the
+    steps' all-slow durations."""
+    N = size.shape[0]
     sizef = size.astype(np.float64)
-    mem_time = np.bincount(target_time, weights=sizef / slow_bandwidth, minlength=T)
-    compute = step_overhead + mem_time * compute_factor
+    mem_time = np.bincount(target_time, weights=sizef / cfg.slow_bandwidth, minlength=T)
+    compute = cfg.step_overhead + mem_time * u.compute_factor
     duration = np.maximum(compute, mem_time)
     supply = duration.copy()
-    supply[u_zero_supply < zero_supply_prob] = 0.0
-    demand = sizef / copy_bandwidth
-    demand[u_zero_demand[:N] < zero_demand_prob] = 0.0
-    benefit = sizef * (1.0 / slow_bandwidth - 1.0 / fast_bandwidth) * benefit_noise[:N]
-
+    supply[u.zero_supply < cfg.zero_supply_prob] = 0.0
+    demand = sizef / cfg.copy_bandwidth
+    demand[u.zero_demand[:N] < cfg.zero_demand_prob] = 0.0
+    benefit = sizef * (1.0 / cfg.slow_bandwidth - 1.0 / cfg.fast_bandwidth) * u.benefit_noise[:N]
     tables: tuple[LatencyTable, ...] = ()
-    if latency_tables:
-        tables = _roofline_tables(counts, sizef, compute, mem_time, slow_bandwidth,
-                                  fast_bandwidth)
-
-    options = {
-        "num_instructions": T, "max_inputs": max_inputs, "skip_prob": float(skip_prob),
-        "inplace_prob": float(inplace_prob), "loop_prob": float(loop_prob),
-        "size_mean_log2": float(size_mean_log2), "size_sigma": float(size_sigma),
-        "memory_fraction": float(memory_fraction), "zero_demand_prob": float(zero_demand_prob),
-        "oversize_prob": float(oversize_prob), "zero_supply_prob": float(zero_supply_prob),
-        "latency_tables": bool(latency_tables), "num_params": P,
-        "max_loop_length": int(max_loop_length), "slow_bandwidth": float(slow_bandwidth),
-        "fast_bandwidth": float(fast_bandwidth), "copy_bandwidth": float(copy_bandwidth),
-        "step_overhead": float(step_overhead),
-    }
-    metadata = {"generator": "jaxmmap.generator", "seed": int(seed), **options,
-                "time_unit": "microseconds", "size_unit": "bytes",
-                "bandwidth_unit": "bytes per microsecond", "peak_live_bytes": int(peak),
-                "step_latency": duration.tolist()}
-    return Problem(
-        name=f"random-{seed}-{T}" if name is None else name,
-        memory_size=int(memory_size), supply=supply, size=size, is_output=is_output,
-        target_time=target_time, tensor_id=tensor_id, alias_id=alias_id,
-        live_start=live_start, live_end=live_end, demand=demand, benefit=benefit,
-        latency_tables=tables, metadata=metadata, live_out=live_out)
+    if cfg.latency_tables:
+        tables = _roofline_tables(counts, sizef, compute, mem_time, cfg.slow_bandwidth,
+                                  cfg.fast_bandwidth)
+    return supply, demand, benefit, tables, duration
 
 
 def _roofline_tables(counts, sizef, compute, mem_time, slow_bw, fast_bw):

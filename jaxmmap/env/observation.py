@@ -416,6 +416,32 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
     ], axis=-1).astype(jnp.float32)
     buffers = jnp.where(present[:, None], per_buffer[rows], 0.0)
 
+    image, profile = _grid_views(inst, board, t_cur, window_steps)
+
+    w = game.remaining_supply(board)
+    around = _outside_if_negative(t_cur - supply_window // 2 + jnp.arange(supply_window))
+    supply = w.at[around].get(mode="fill", fill_value=0) / jnp.maximum(jnp.max(inst.supply), 1)
+
+    legal = game.legal_action_mask(state)
+    actions = _action_features(state, legal, t_cur, steps, columns, benefit_scale)
+
+    g = inst.group[cur]
+    in_group = valid & (inst.group == g)
+    size = jnp.maximum(group_size[g], 1.0)
+    globals_ = jnp.stack([
+        state.moves / n,
+        board.cursor / n,
+        jnp.sum(in_group & (idx < cur)) / size,
+        jnp.sum(in_group & (idx >= board.cursor)) / size,
+    ]).astype(jnp.float32)
+    return Observation(buffers=buffers, grid=image, profile=profile, supply=supply.astype(jnp.float32),
+                       actions=actions, globals=globals_, legal=legal)
+
+
+def _grid_views(inst, board, t_cur: jax.Array, window_steps: int) -> tuple[jax.Array, jax.Array]:
+    """The memory grid around the target time t_cur: the 128 x 128 picture of occupied
+    fractions (`Observation.grid`) and the full-resolution column profile at t_cur
+    (`Observation.profile`)."""
     # The memory grid around the target: occupied fraction per 32-column word, then pixels.
     # The window spans min(window_steps, program steps) steps kept inside the program: a short
     # program is stretched over the picture's rows (each step repeated), never padded.
@@ -436,13 +462,12 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
     bits = (game.grid_row(board, t_cur)[:, None] >> jnp.arange(32, dtype=jnp.uint32)) & jnp.uint32(1)
     profile = bits.reshape(-1).astype(jnp.float32)
     profile = jnp.where(jnp.arange(words * 32) < inst.columns, profile, 1.0)
+    return image, profile
 
-    w = game.remaining_supply(board)
-    around = _outside_if_negative(t_cur - supply_window // 2 + jnp.arange(supply_window))
-    supply = w.at[around].get(mode="fill", fill_value=0) / jnp.maximum(jnp.max(inst.supply), 1)
 
+def _action_features(state: game.State, legal, t_cur, steps, columns, benefit_scale) -> jax.Array:
+    """float32[3, len(OBSERVED_ACTION_FEATURES)] (`Observation.actions`)."""
     cand = state.candidates
-    legal = game.legal_action_mask(state)
     has = cand.alloc_start >= 0
     actions = jnp.stack([
         legal,
@@ -451,18 +476,7 @@ def observe(state: game.State, *, window_steps: int = WINDOW_STEPS,
         jnp.where(cand.offset >= 0, cand.offset / columns, -1.0),
         jnp.where(legal, game.action_rewards(state) / benefit_scale, 0.0),
     ], axis=-1).astype(jnp.float32)
-
-    g = inst.group[cur]
-    in_group = valid & (inst.group == g)
-    size = jnp.maximum(group_size[g], 1.0)
-    globals_ = jnp.stack([
-        state.moves / n,
-        board.cursor / n,
-        jnp.sum(in_group & (idx < cur)) / size,
-        jnp.sum(in_group & (idx >= board.cursor)) / size,
-    ]).astype(jnp.float32)
-    return Observation(buffers=buffers, grid=image, profile=profile, supply=supply.astype(jnp.float32),
-                       actions=actions, globals=globals_, legal=legal)
+    return actions
 
 
 def _outside_if_negative(index: jax.Array) -> jax.Array:

@@ -143,32 +143,10 @@ class ReferenceGame:
         if action == COPY and pinned:
             return None
         if action == COPY:
-            demand, W = int(d.demand[i]), b.supply
-            use: dict[int, int] = {}
-            if demand == 0:
-                alloc, copy_iv = (t, t), None
-            elif not p.is_output[i]:  # walk back from t-1 to the latest start that covers demand
-                left, k = demand, t - 1
-                while k >= 0:
-                    use[k] = int(min(W[k], left))
-                    left -= use[k]
-                    if left <= 0:
-                        break
-                    k -= 1
-                if k < 0 or k < d.copy_from[i]:  # not before the tensor is written
-                    return None
-                alloc, copy_iv = (k, t), (k, t - 1)
-            else:  # walk forward from t+1 to the earliest end that covers demand
-                left, k = demand, t + 1
-                while k < p.num_steps:
-                    use[k] = int(min(W[k], left))
-                    left -= use[k]
-                    if left <= 0:
-                        break
-                    k += 1
-                if k >= p.num_steps or k > p.live_end[i]:
-                    return None
-                alloc, copy_iv = (t, k), (t + 1, k)
+            window = self._copy_window(i)
+            if window is None:
+                return None
+            alloc, copy_iv, use = window
             if copy_iv is not None and b.edge[copy_iv[0]:copy_iv[1]].any():
                 return None  # would share two or more steps with another copy
             blocked = self._blocked(*alloc, g)
@@ -196,6 +174,40 @@ class ReferenceGame:
         if placed and offset != goff:
             return None
         return Placement(offset, alloc, None, {})
+
+    def _copy_window(self, i: int):
+        """The allocation, copy interval and supply used ({step: ticks}) of a Copy of buffer i,
+        or None when its window has too little supply: an input's copy ends at t - 1 and
+        starts as late as the supply allows; an output's starts at t + 1 and ends as early."""
+        b, d, p = self.board, self.d, self.problem
+        t = int(p.target_time[i])
+        demand, W = int(d.demand[i]), b.supply
+        use: dict[int, int] = {}
+        if demand == 0:
+            alloc, copy_iv = (t, t), None
+        elif not p.is_output[i]:  # walk back from t-1 to the latest start that covers demand
+            left, k = demand, t - 1
+            while k >= 0:
+                use[k] = int(min(W[k], left))
+                left -= use[k]
+                if left <= 0:
+                    break
+                k -= 1
+            if k < 0 or k < d.copy_from[i]:  # not before the tensor is written
+                return None
+            alloc, copy_iv = (k, t), (k, t - 1)
+        else:  # walk forward from t+1 to the earliest end that covers demand
+            left, k = demand, t + 1
+            while k < p.num_steps:
+                use[k] = int(min(W[k], left))
+                left -= use[k]
+                if left <= 0:
+                    break
+                k += 1
+            if k >= p.num_steps or k > p.live_end[i]:
+                return None
+            alloc, copy_iv = (t, k), (t + 1, k)
+        return alloc, copy_iv, use
 
     # ------------------------------------------------------------------ moves
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -37,8 +38,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from jaxmmap.core.files import UserError, atomic, check_folder, finite, md, write_json, write_text
-from jaxmmap.core.problem import Problem, save_solution
+from jaxmmap.core.problem import Problem, load_problem, load_solution, read_json, save_problem, save_solution
 from jaxmmap.core.rules import Rules, auto_columns
+from jaxmmap.harness.plots import _pyplot, save_figure, text
+from jaxmmap.solvers import InvalidSolution, check_options, solve
+from jaxmmap.solvers.base import Refused
+from jaxmmap.solvers.cpsat import upper_bound
 
 __all__ = ["Comparison", "Run", "compare"]
 
@@ -132,10 +137,8 @@ class Comparison:
     @classmethod
     def load(cls, directory: str | os.PathLike) -> Comparison:
         """Reads back what `save` wrote: the runs, and the solutions and problems it saved."""
-        from jaxmmap.core.problem import load_problem, load_solution
 
         directory = os.fspath(directory)
-        from jaxmmap.core.problem import read_json
 
         data = read_json(os.path.join(directory, "traces.json"))
         budget = float(data["budget_s"])
@@ -171,7 +174,6 @@ class Comparison:
         curves.png; with `solutions`, the best validated solution of each (instance, solver)
         under solutions/ and the problems under problems/ (traces.json lists them). Returns the
         paths written."""
-        from jaxmmap.core.problem import save_problem
 
         directory = check_folder(directory)
         paths = {name: os.path.join(directory, name)
@@ -255,7 +257,6 @@ class Comparison:
     def plot(self, path: str) -> None:
         """Best return over wall time per solver and instance (mean over seeds, shaded min-max),
         as a fraction of the instance's bound where there is one."""
-        from jaxmmap.harness.plots import _pyplot, save_figure, text
 
         plt = _pyplot()
 
@@ -325,26 +326,8 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
       place: `solvers.solve`'s option: place game solutions physically (default: for the
         solvers that play the game, within their budget); their game's own return is shown beside.
     """
-    from jaxmmap.solvers import InvalidSolution, check_options, solve
-    from jaxmmap.solvers.base import Refused
 
-    names = [p.name for p in problems]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise UserError(f"instances must have distinct names; {', '.join(map(repr, twice))}"
-                        f" {'appears' if len(twice) == 1 else 'appear'} more than once (rename one:"
-                        " the name labels its results and files)")
-    if not problems or not solvers:
-        raise UserError("give at least one instance and one solver")
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-        raise UserError(f"seeds must be a whole number >= 1, got {seeds!r}")
-    options = options or {}
-    for name in options:
-        if name not in solvers:
-            raise UserError(f"options given for {name!r}, which is not among the solvers compared"
-                            f" ({', '.join(solvers)})")
-    for solver in solvers:  # every mistake is found before the first run, not after an hour
-        check_options(solver, options.get(solver, {}), budget_s)
+    options = _check_arguments(problems, solvers, budget_s, seeds, options)
     runs: list[Run] = []
     bounds: dict[str, float] = {}
     best: dict[tuple[str, str], object] = {}
@@ -352,28 +335,13 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
         game_rules = (rules(problem) if callable(rules) else rules) if rules is not None \
             else Rules(columns=auto_columns(problem))
         if bound:
-            from jaxmmap.solvers.cpsat import upper_bound
             bounds[problem.name] = float(upper_bound(problem, rules=game_rules))  # pins only if allowed
         cpsat_bound = math.inf
         for solver in solvers:
             for seed in range(seeds):
-                start = time.perf_counter()
-                try:
-                    result = solve(problem, solver, budget_s=budget_s, seed=seed,
-                                   rules=game_rules, place=place, **options.get(solver, {}))
-                except InvalidSolution as e:
-                    run = _failed(problem, solver, seed, "invalid", start, str(e))
-                except Refused as e:  # the solver is not made for this instance
-                    run = _failed(problem, solver, seed, "skipped", start, str(e))
-                except Exception as e:  # noqa: BLE001 - a harness reports, it does not stop
-                    run = _failed(problem, solver, seed, "error", start,
-                                  f"{type(e).__name__}: {e}")
-                else:
-                    trace = tuple((float(t), float(r)) for t, r in result.trace)
-                    found, at_budget = _at_budget(trace, budget_s, float(result.solution.ret))
-                    run = Run(problem.name, solver, seed, "ok", at_budget,
-                              float(result.solution.ret), float(result.seconds), found, trace,
-                              _plain(result.info))
+                run, result = _run(problem, solver, seed, budget_s, game_rules, place,
+                                   options.get(solver, {}))
+                if result is not None:
                     key = (problem.name, solver)
                     if key not in best or result.solution.ret > best[key].ret:
                         best[key] = result.solution
@@ -396,6 +364,48 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
     return Comparison(runs=runs, bounds=bounds, budget_s=budget_s, seeds=seeds,
                       environment=environment, solutions=best,
                       problems={p.name: p for p in problems})
+
+
+def _check_arguments(problems, solvers, budget_s, seeds, options) -> dict:
+    """Every mistake is found before the first run, not after an hour: `UserError`. Returns the
+    options ({} for None)."""
+    names = [p.name for p in problems]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UserError(f"instances must have distinct names; {', '.join(map(repr, twice))}"
+                        f" {'appears' if len(twice) == 1 else 'appear'} more than once (rename one:"
+                        " the name labels its results and files)")
+    if not problems or not solvers:
+        raise UserError("give at least one instance and one solver")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise UserError(f"seeds must be a whole number >= 1, got {seeds!r}")
+    options = options or {}
+    for name in options:
+        if name not in solvers:
+            raise UserError(f"options given for {name!r}, which is not among the solvers compared"
+                            f" ({', '.join(solvers)})")
+    for solver in solvers:  # every mistake is found before the first run, not after an hour
+        check_options(solver, options.get(solver, {}), budget_s)
+    return options
+
+
+def _run(problem: Problem, solver: str, seed: int, budget_s: float, rules: Rules, place, options
+         ) -> tuple[Run, object]:
+    """One run of `solver` and its row; the `Result` too when it succeeded (else None)."""
+    start = time.perf_counter()
+    try:
+        result = solve(problem, solver, budget_s=budget_s, seed=seed, rules=rules, place=place,
+                       **options)
+    except InvalidSolution as e:
+        return _failed(problem, solver, seed, "invalid", start, str(e)), None
+    except Refused as e:  # the solver is not made for this instance
+        return _failed(problem, solver, seed, "skipped", start, str(e)), None
+    except Exception as e:  # noqa: BLE001 - a harness reports, it does not stop
+        return _failed(problem, solver, seed, "error", start, f"{type(e).__name__}: {e}"), None
+    trace = tuple((float(t), float(r)) for t, r in result.trace)
+    found, at_budget = _at_budget(trace, budget_s, float(result.solution.ret))
+    return Run(problem.name, solver, seed, "ok", at_budget, float(result.solution.ret),
+               float(result.seconds), found, trace, _plain(result.info)), result
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -440,7 +450,6 @@ def slug(name: str) -> str:
     letters, digits and `-_.@` (not starting with a dot, at most 100 characters); otherwise its
     plain characters, cut to 100, and 10 hex digits of the name's SHA-256 (so `a/b` and `a_b`, or
     names that differ only in emoji, never share a file)."""
-    import hashlib
 
     plain = "".join(c if c.isascii() and (c.isalnum() or c in "-_.@") else "_" for c in name)
     if plain == name and name and not name.startswith(".") and len(name) <= 100:

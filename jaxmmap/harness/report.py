@@ -30,13 +30,20 @@ import csv
 import dataclasses
 import math
 import os
+import shutil
 from collections.abc import Sequence
 
 import numpy as np
 
-from jaxmmap.core.files import UserError, check_folder, md, read_jsonl, write_text
+from jaxmmap.core import suite as benchmarks
+from jaxmmap.core.files import UserError, atomic, check_folder, md, read_jsonl, write_text
+from jaxmmap.core.io import bundled
 from jaxmmap.core.problem import Problem, Solution, load_problem, load_solution
+from jaxmmap.core.rules import Rules
 from jaxmmap.core.simulator import correlation_of, latency
+from jaxmmap.harness import plots
+from jaxmmap.harness.compare import Comparison, slug
+from jaxmmap.solvers.heuristic import heuristic
 
 __all__ = ["Entry", "baseline", "collect", "read_metrics", "report", "speedup"]
 
@@ -82,7 +89,6 @@ def read_metrics(workdir: str) -> list[dict]:
 
 def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
     """Entries from result and run folders, and the comparisons' curve images found."""
-    from jaxmmap.harness.compare import Comparison
 
     entries, curves = [], []
     for source in sources:
@@ -130,8 +136,6 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
     solution is validated first: an invalid one is refused (`validator.SolutionRejected`), or
     with `allow_invalid` reported with "(INVALID)" after its solver and left out of the
     correlations."""
-    from jaxmmap.harness import plots
-    from jaxmmap.harness.compare import slug
 
     if not sources:
         raise UserError("give at least one folder to report on")
@@ -150,6 +154,31 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
     baseline_added = _add_baselines(entries, workloads)
     check_folder(folder)
 
+    rows, solvers = _rows(entries, allow_invalid)
+
+    lines = ["# jaxmmap report", "",
+             "Sources: " + ", ".join(f"`{s}`" for s in sources) + ".",
+             "Latencies are simulated (`jaxmmap.latency`: the cost model's instruction times, one "
+             "copy engine, stalls) in the problems' time unit; a speedup over a baseline is "
+             "`latency(baseline) / latency - 1`.", ""]
+    if baseline_added:
+        lines += [f"The {BASELINE} was run here for: {', '.join(baseline_added)}.", ""]
+
+    lines += _tables(rows, solvers, workloads)
+    more, points = _correlations(entries, workloads, valid, allow_invalid)
+    lines += more
+    figures = _figures(folder, rows, entries, workloads, curves, points, layouts=layouts,
+                       allow_invalid=allow_invalid)
+    lines += ["", "## Figures", ""]
+    lines += [f"![{md(caption)}]({name})" for name, caption in figures.items()]
+    text = "\n".join(lines) + "\n"
+    write_text(output, text)
+    return text
+
+
+def _rows(entries: list[Entry], allow_invalid: bool) -> tuple[list[dict], list[str]]:
+    """Per (workload, solver): return, simulated latency, stall, speedups over all-slow memory
+    and over the {BASELINE}; and the solvers other than the baseline."""
     rows = []  # per (workload, solver)
     for e in entries:
         t = latency(e.problem, e.solution, allow_invalid=allow_invalid)
@@ -160,16 +189,12 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
     for r in rows:
         r["vs_baseline"] = speedup(base[r["workload"]], r["latency"])
     solvers = [s for s in dict.fromkeys(r["solver"] for r in rows) if s != BASELINE]
+    return rows, solvers
 
-    lines = ["# jaxmmap report", "",
-             "Sources: " + ", ".join(f"`{s}`" for s in sources) + ".",
-             "Latencies are simulated (`jaxmmap.latency`: the cost model's instruction times, one "
-             "copy engine, stalls) in the problems' time unit; a speedup over a baseline is "
-             "`latency(baseline) / latency - 1`.", ""]
-    if baseline_added:
-        lines += [f"The {BASELINE} was run here for: {', '.join(baseline_added)}.", ""]
 
-    lines += ["## Summary over workloads (the paper's Table 3)", "",
+def _tables(rows: list[dict], solvers: list[str], workloads: list[str]) -> list[str]:
+    """The markdown of the paper's Tables 3 and 4, and the per-workload table."""
+    lines = ["## Summary over workloads (the paper's Table 3)", "",
               f"| solver | mean speedup over {BASELINE} (%) | max (%) | min (%) | workloads improved |",
               "|---|---:|---:|---:|---:|"]
     summary = {}
@@ -195,8 +220,13 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
         for r in sorted((r for r in rows if r["workload"] == w), key=lambda r: r["latency"]):
             lines.append(f"| {md(w)} | {md(r['solver'])} | {r['return']:.6g} | {r['latency']:.6g} | "
                          f"{r['stall']:.4g} | {_pct(r['vs_slow'])} | {_pct(r['vs_baseline'])} |")
+    return lines
 
-    lines += ["", "## Return against simulated latency (the paper's Table 5)", "",
+
+def _correlations(entries: list[Entry], workloads: list[str], valid: dict, allow_invalid: bool
+                  ) -> tuple[list[str], dict]:
+    """The paper's Table 5 (markdown) and its points: per workload, (returns, speedups)."""
+    lines = ["", "## Return against simulated latency (the paper's Table 5)", "",
               "Over every solution the sources hold for the workload (each solver's best, every "
               "improvement of a training run). Correlations of return with speedup: 1 means the "
               "return orders solutions exactly as their simulated latency does.", "",
@@ -210,7 +240,12 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
                                              for s in pool])
         c = correlation_of(*points[w])
         lines.append(f"| {md(w)} | {c['n']} | {_fmt(c['pearson'])} | {_fmt(c['spearman'])} |")
+    return lines, points
 
+
+def _figures(folder: str, rows, entries, workloads, curves, points, *, layouts: bool,
+             allow_invalid: bool) -> dict[str, str]:
+    """Draws the figures into `folder`; returns {file name: caption}."""
     figures = {"speedups.png": f"Speedup over the {BASELINE} per workload (Figure 10)",
                "correlation.png": "Return against simulated speedup (Figure 6)"}
     plots.speedup_bars({w: {r["solver"]: r["vs_baseline"] for r in rows
@@ -224,9 +259,7 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
     for k, path in enumerate(curves):
         name = f"curves-{k}.png" if len(curves) > 1 else "curves.png"
         if os.path.abspath(path) != os.path.join(folder, name):
-            import shutil
             with open(path, "rb") as src:
-                from jaxmmap.core.files import atomic
                 with atomic(os.path.join(folder, name), "wb") as dst:
                     shutil.copyfileobj(src, dst)
         figures[name] = "Solvers' best return over wall time (Figure 5)"
@@ -245,11 +278,7 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
                                allow_invalid=allow_invalid)
             plt.close(fig)
             figures[name] = f"{w}: memory layouts (Figures 1, 8)"
-    lines += ["", "## Figures", ""]
-    lines += [f"![{md(caption)}]({name})" for name, caption in figures.items()]
-    text = "\n".join(lines) + "\n"
-    write_text(output, text)
-    return text
+    return figures
 
 
 def _label(entries: list[Entry], workload: str, solver: str, source: str, *,
@@ -265,8 +294,6 @@ def _label(entries: list[Entry], workload: str, solver: str, source: str, *,
 def baseline(problem: Problem, like: Solution | None = None) -> Solution:
     """The heuristic's solution of `problem`, under the rules `like` was made with (default
     rules without it)."""
-    from jaxmmap.core.rules import Rules
-    from jaxmmap.solvers.heuristic import heuristic
 
     rules = Rules(**like.rules) if like is not None and like.rules else Rules()
     return heuristic(problem, 60.0, 0, rules=rules).solution
@@ -286,8 +313,6 @@ def _add_baselines(entries: list[Entry], workloads: list[str]) -> list[str]:
 
 def _known_problem(name: str, source: str) -> Problem:
     """A problem a comparison did not save (older results): the bundled or suite one."""
-    from jaxmmap.core import suite as benchmarks
-    from jaxmmap.core.io import bundled
 
     if name in benchmarks.names():
         return benchmarks.load(name)

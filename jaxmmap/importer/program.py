@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from jaxmmap.core.unionfind import UnionFind
 from jaxmmap.importer.hlo import Computation, Instruction, Module, Shape
 
 IN_PLACE = {"dynamic-update-slice", "scatter"}
@@ -59,15 +60,12 @@ class Program:
     module: Module
     steps: list[Step]
     tensors: list[Tensor]
-    parent: list[int]  # union-find over tensors (alias groups)
+    sets: UnionFind  # over tensors: alias groups
     loops: list[tuple[int, int]]  # [first, last] steps of every while loop
     unmerged: int = 0  # alias unions refused because the sizes differ
 
     def group(self, tensor: int) -> int:
-        while self.parent[tensor] != tensor:
-            self.parent[tensor] = self.parent[self.parent[tensor]]
-            tensor = self.parent[tensor]
-        return tensor
+        return self.sets.find(tensor)
 
     def live_range(self, t: Tensor) -> tuple[int, int]:
         start = max(t.producer, 0)
@@ -80,7 +78,7 @@ class _Flattener:
         self.module = module
         self.steps: list[Step] = []
         self.tensors: list[Tensor] = []
-        self.parent: list[int] = []
+        self.sets = UnionFind()
         self.loops: list[tuple[int, int]] = []
         self.conditionals: list[list[list[int]]] = []  # per conditional, its branch roots
         self.unmerged = 0
@@ -91,26 +89,18 @@ class _Flattener:
     def new_tensor(self, shape: Shape, name: str, producer: int = -1) -> int:
         t = Tensor(id=len(self.tensors), bytes=shape.bytes, producer=producer, name=name)
         self.tensors.append(t)
-        self.parent.append(t.id)
+        self.sets.add()
         return t.id
 
     def _end(self, t: int) -> int:
         tensor = self.tensors[t]
         return max([tensor.producer, tensor.live_end, *tensor.uses])
 
-    def find(self, x: int) -> int:
-        while self.parent[x] != x:
-            self.parent[x] = self.parent[self.parent[x]]
-            x = self.parent[x]
-        return x
-
     def union(self, a: int, b: int) -> None:
         if self.tensors[a].bytes != self.tensors[b].bytes:
             self.unmerged += 1
             return
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
+        self.sets.union(a, b)
 
     # ------------------------------------------------------------------ walking
 
@@ -239,7 +229,7 @@ class _Flattener:
                 for t in leaf:
                     self.tensors[t].live_end = max(self.tensors[t].live_end, end)
         return Program(module=self.module, steps=self.steps, tensors=self.tensors,
-                       parent=self.parent, loops=self.loops, unmerged=self.unmerged)
+                       sets=self.sets, loops=self.loops, unmerged=self.unmerged)
 
 
 def value_name(instruction: str, path: tuple[int, ...]) -> str:

@@ -20,9 +20,8 @@ from jaxmmap.agent.loop import agent_config, fit
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env.instance import make_instance
-from jaxmmap.env.rollout import to_solution
-from jaxmmap.solvers.base import Anytime, NoGameError, Result
-from jaxmmap.solvers.heuristic import heuristic, replay
+from jaxmmap.solvers.base import Anytime, NoGameError, Result, run_batches
+from jaxmmap.solvers.heuristic import heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, place
 
 __all__ = ["mcts", "muzero", "prod"]
@@ -37,21 +36,11 @@ def mcts(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     batches are played)."""
     clock = Anytime(budget_s)
     instance = make_instance(problem, rules)
-    key, played = jax.random.key(seed), 0
-    while True:
-        key, sub = jax.random.split(key)
-        states = search.play_jit(None, sub, instance, games=games, num_simulations=num_simulations,
-                       gumbel=gumbel)
-        played += games
-        returns = np.where(np.asarray(states.done) & ~np.asarray(states.lost),
-                           np.asarray(states.board.ret), -np.inf)
-        best = int(np.argmax(returns))
-        if np.isfinite(returns[best]):
-            one = jax.tree.map(lambda x, b=best: x[b], states.replace(instance=None))
-            clock.offer(to_solution(problem, one.replace(instance=instance), rules,
-                                    solver="mcts"))
-        if clock.out_of_time() or (max_batches is not None and played >= max_batches * games):
-            return clock.result(games=played, num_simulations=num_simulations)
+    played = run_batches(clock, lambda k: search.play_searched_jit(
+        None, k, instance, games=games, num_simulations=num_simulations, gumbel=gumbel),
+        jax.random.key(seed), problem=problem, rules=rules, solver="mcts", batch=games,
+        max_batches=max_batches)
+    return clock.result(games=played, num_simulations=num_simulations)
 
 
 def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
@@ -92,7 +81,7 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     start = time.perf_counter()
     base = heuristic(problem, budget_s, seed, rules=rules, moves=0)  # its plan; the moves come last
     if options.get("demonstration_fraction"):
-        options["demonstration"] = replay(problem, base.solution.action, rules).action
+        options["demonstration"] = play_plan(problem, base.solution.action, rules).action
     left = budget_s - (time.perf_counter() - start)
     trace = [(base.seconds, base.solution.ret)]
     solution, agent_ret, agent = base.solution, None, None

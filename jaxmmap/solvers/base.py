@@ -7,8 +7,10 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxmmap.core.problem import Solution
+from jaxmmap.env.rollout import nth_game, to_solution, won_returns
 
 
 class Refused(ValueError):
@@ -71,10 +73,44 @@ class Anytime:
         return Result(solution=self.best, trace=tuple(self.trace), seconds=self.elapsed(), info=info)
 
 
+class CountedJit:
+    """`jax.jit(fn)` that counts its traces (`traces`: one per compile), so that a solver can
+    report how often it compiled (and the tests check that a generation compiles once)."""
+
+    def __init__(self, fn, **jit_options):
+        self.fn, self.traces = fn, 0
+        self._jitted = jax.jit(self._traced, **jit_options)
+
+    def _traced(self, *args, **kwargs):
+        self.traces += 1
+        return self.fn(*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        return self._jitted(*args, **kwargs)
+
+
 def strong_types(tree):
     """The same pytree without weak types, so that a jitted function fed its own output sees
     one signature (and compiles once)."""
     return jax.tree.map(lambda x: jnp.asarray(x, x.dtype), tree)
+
+
+def run_batches(clock: Anytime, play_batch, key: jax.Array, *, problem, rules, solver: str,
+                batch: int, max_batches: int | None = None) -> int:
+    """The host loop of the batch solvers (random, mcts): `play_batch(key)` plays `batch`
+    games (a batch of `rollouts`, its instance shared) and the best finished one is offered to
+    `clock`, until the clock runs out or after `max_batches` batches. Returns the games played."""
+    played = 0
+    while True:
+        key, sub = jax.random.split(key)
+        states = play_batch(sub)
+        played += batch
+        returns = np.asarray(won_returns(states))
+        best = int(np.argmax(returns))
+        if np.isfinite(returns[best]):
+            clock.offer(to_solution(problem, nth_game(states, best), rules, solver=solver))
+        if clock.out_of_time() or (max_batches is not None and played >= max_batches * batch):
+            return played
 
 
 def run_generations(clock: Anytime, generation, search, key: jax.Array, instance, *, problem,
@@ -90,7 +126,6 @@ def run_generations(clock: Anytime, generation, search, key: jax.Array, instance
 
     Returns (search, stats of the last generation, generations played, first generation's best).
     """
-    from jaxmmap.env.rollout import to_solution
 
     best_seen, generations, first = -float("inf"), 0, None
     while True:

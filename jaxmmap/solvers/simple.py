@@ -8,19 +8,12 @@ reward (ties: Copy, NoCopy, Drop), which is deterministic, so one game suffices.
 from __future__ import annotations
 
 import jax
-import numpy as np
 
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env.instance import make_instance
-from jaxmmap.env.rollout import greedy_policy, nth_game, random_policy, rollout, rollouts, to_solution, won_returns
-from jaxmmap.solvers.base import Anytime, Result
-
-
-def _best_of(states) -> int | None:
-    returns = np.asarray(won_returns(states))
-    best = int(np.argmax(returns))
-    return best if np.isfinite(returns[best]) else None
+from jaxmmap.env.rollout import greedy_policy, random_policy, rollout, rollouts, to_solution
+from jaxmmap.solvers.base import Anytime, Result, run_batches
 
 
 # Jitted once at module level with the instance as an argument: one compile per padded shape,
@@ -39,17 +32,9 @@ def random_search(problem: Problem, budget_s: float, seed: int, *, rules: Rules 
                   batch: int = 256) -> Result:
     clock = Anytime(budget_s)
     instance = make_instance(problem, rules)
-    key, games = jax.random.key(seed), 0
-    while True:
-        key, sub = jax.random.split(key)
-        states = _random_games(instance, jax.random.split(sub, batch))
-        games += batch
-        best = _best_of(states)
-        if best is not None:
-            state = nth_game(states, best)
-            clock.offer(to_solution(problem, state, rules, solver="random"))
-        if clock.out_of_time():
-            return clock.result(games=games)
+    games = run_batches(clock, lambda k: _random_games(instance, jax.random.split(k, batch)),
+                        jax.random.key(seed), problem=problem, rules=rules, solver="random", batch=batch)
+    return clock.result(games=games)
 
 
 def greedy(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()) -> Result:

@@ -30,7 +30,7 @@ a copy interval. The validator's rules, one constraint group each:
 * ``alias_mixed``, ``alias_offset``: one placed literal and one offset variable per alias group.
 * ``overlap``: `NoOverlap2D` over (allocation steps) x (bytes). Members of one alias group may
   overlap each other, so a group enters as the disjoint pieces of the union of its members'
-  allocations (`_Model._group_pieces`), at the group's offset. A redundant `Cumulative` (bytes
+  allocations (`_shared.union_pieces`), at the group's offset. A redundant `Cumulative` (bytes
   per step <= memory) helps propagation.
 * ``copy_engine``: `NoOverlap` of the half-open copy intervals ``[copy_start, copy_end)`` (the
   edges between steps that they cover); a one-step copy covers none and is left out.
@@ -63,24 +63,7 @@ a copy interval. The validator's rules, one constraint group each:
    CP-SAT's bound, scaled back plus one unit (for the float sum of the real return), bounds the
    real return. The rounding may make CP-SAT prefer a solution worse by at most ``terms * 2**-k``;
    every reported return is the validator's exact recomputation.
-3. *Warm start*: by default the greedy game is played first and its solution, completed into a
-   full assignment by a short CP-SAT solve with its decisions fixed, is CP-SAT's hint and the
-   first point of the trace. Without it CP-SAT needs tens of seconds for a first solution on a
-   few hundred buffers; with it the search improves on greedy.
-4. *Size*: the model grows with flows (copy window x steps) and pairwise NoCopy predecessor
-   choices; it builds in about a second for 400 buffers (30k variables), and at 745 buffers
-   (110k variables) CP-SAT no longer improves on greedy in a minute. Above ``max_buffers``
-   (`MAX_BUFFERS`) `cpsat` refuses, with a ValueError naming the size, like `exhaustive`
-   (``max_buffers=None`` forces it). It falls back to all-Drop (always valid) if it has no
-   solution at the end of its budget.
-
-``info``: ``status`` ("optimal", "feasible", "unknown"), ``proven_optimal`` (of the model, hence
->= the game's), ``bound`` (a proven upper bound in real units on every solution of the model:
-the smaller of ``cpsat_bound`` and ``relaxation_bound``), ``relaxation_bound`` (`upper_bound`
-under the same rules: valid for every physical solution, or every one without pins under
-``output_nocopy=False``), ``cpsat_bound``, model sizes, the hint's return and whether the model
-accepted it, timings.
-
+Warm start, size limits and the `info` of a solve: `jaxmmap.solvers.cpsat.solve`.
 """
 
 from __future__ import annotations
@@ -91,52 +74,13 @@ import math
 import numpy as np
 from ortools.sat.python import cp_model
 
-from jaxmmap.core.files import UserError
 from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
-from jaxmmap.core.rules import TICK_BUDGET, Rules, tick_scale
-from jaxmmap.core.validator import validate
-from jaxmmap.solvers.base import Anytime, Refused, Result
-from jaxmmap.solvers.cpsat._shared import _alias_groups, _copy_from, _dense, _pin_ok, all_drop
-from jaxmmap.solvers.cpsat.bound import upper_bound
-
-__all__ = ["MAX_BUFFERS", "cpsat"]
-
-#: Largest problem (buffers) `cpsat` builds a model for by default.
-MAX_BUFFERS = 500
+from jaxmmap.core.rules import Rules, discretize
+from jaxmmap.solvers.cpsat._shared import _alias_groups, _placeable, pin_ok, union_pieces
 
 _OBJECTIVE_BITS = 36  # the scaled objective coefficients sum to about 2**36 in magnitude
 
 # ----------------------------------------------------------------------------- CP-SAT
-
-
-def _placeable(tensor: np.ndarray, groups: list[np.ndarray], fits: np.ndarray, can_copy: np.ndarray,
-               pin_ok: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Which buffers can be placed at all, and how: ``(placeable, can_nocopy, can_pin)``.
-
-    A Copy needs a window with enough supply (`can_copy`), a NoCopy an earlier placeable buffer
-    of its tensor, a pin (`pin_ok`) every buffer of its tensor placeable (they must all be
-    NoCopies served from it); an alias group is placeable only if every member is. From "all
-    that fit" down to the greatest consistent set (every valid solution's placed set is
-    consistent, so none is cut off)."""
-    n = tensor.shape[0]
-    placeable = fits.copy()
-    while True:
-        can_nocopy = np.zeros(n, bool)
-        seen: set[int] = set()
-        for i in range(n):
-            can_nocopy[i] = placeable[i] and int(tensor[i]) in seen
-            if placeable[i]:
-                seen.add(int(tensor[i]))
-        whole = np.ones(int(tensor.max(initial=-1)) + 1, bool)  # every buffer of the tensor placeable
-        np.logical_and.at(whole, tensor, placeable)
-        can_pin = pin_ok & placeable & whole[tensor]
-        new = placeable & (can_copy | can_nocopy | can_pin)
-        for members in groups:
-            if not new[members].all():
-                new[members] = False
-        if np.array_equal(new, placeable):
-            return placeable, can_nocopy, can_pin
-        placeable = new
 
 
 @dataclasses.dataclass
@@ -159,21 +103,20 @@ class _Model:
     """The CP-SAT model of one problem (see the module docstring)."""
 
     def __init__(self, problem: Problem, rules: Rules):
+        """The model's variables and constraints, group by group (the module docstring)."""
         self.p = p = problem
         self.rules = rules
-        self.m = m = cp_model.CpModel()
+        self.m = m = cp_model.CpModel()  # noqa: F841 (the methods below add to it)
         n, T, mem = p.num_buffers, p.num_steps, int(p.memory_size)
         self.n, self.T = n, T
         t = p.target_time.astype(np.int64)
         ls, le = p.live_start.astype(np.int64), p.live_end.astype(np.int64)
         size = p.size.astype(np.int64)
-        tensor = _dense(p.tensor_id)
-        copy_from = _copy_from(p)
+        d = discretize(p, rules)  # the game's units: dense tensor ids, copy windows, ticks
+        tensor, copy_from = d.tensor, d.copy_from
 
         # Supply and demand in the game's ticks (docs/game.md), conservative.
-        scale = tick_scale(float(np.sum(p.supply)))
-        supply = np.floor(p.supply * scale).astype(np.int64)
-        demand = np.minimum(np.ceil(p.demand * scale), TICK_BUDGET + 1).astype(np.int64)
+        supply, demand = d.supply, d.demand.copy()
         demand[(p.demand > 0) & (demand < 1)] = 1
         prefix = np.concatenate([[0], np.cumsum(supply)])
         has_demand = p.demand > 0
@@ -184,10 +127,27 @@ class _Model:
         can_copy = fits & (~has_demand | ((lo <= hi) & (window_supply >= demand)))
 
         groups = _alias_groups(p)
-        placeable, can_nocopy, can_pin = _placeable(tensor, groups, fits, can_copy, _pin_ok(p, rules))
+        placeable, can_nocopy, can_pin = _placeable(tensor, groups, fits, can_copy, pin_ok(p, d))
         can_copy &= placeable
 
-        # ---------------------------------------------------------- per buffer
+        self.t, self.ls, self.le, self.size, self.tensor = t, ls, le, size, tensor
+        self.lo, self.hi, self.supply, self.demand = lo, hi, supply, demand
+        self.groups, self.placeable = groups, placeable
+        self.can_copy, self.can_nocopy, self.can_pin, self.has_demand = can_copy, can_nocopy, can_pin, has_demand
+        self._add_buffers()
+        self._add_pins(tensor)
+        self._add_copies()
+        self._add_nocopy_predecessors()
+        self._add_memory()
+        self._add_objective()
+
+    def _add_buffers(self) -> None:
+        """Per buffer: its action literals, placed literal, offset (one per alias group) and
+        allocation interval."""
+        m, n, mem = self.m, self.n, int(self.p.memory_size)
+        t, ls, le, size = self.t, self.ls, self.le, self.size
+        groups, placeable = self.groups, self.placeable
+        can_copy, can_nocopy, can_pin = self.can_copy, self.can_nocopy, self.can_pin
         group_of = np.full(n, -1, np.int64)
         for g, members in enumerate(groups):
             group_of[members] = g
@@ -232,9 +192,14 @@ class _Model:
             m.add(b.alloc_end == int(t[i])).only_enforce_if(~b.has_alloc)
             if b.copy is not None:
                 m.add(b.alloc_start <= int(t[i])).only_enforce_if(b.copy)
-        self._add_pins(tensor)
 
-        # ---------------------------------------------------------- copies: engine and supply
+        self.group_of, self.group_placed, self.group_offset = group_of, group_placed, group_offset
+
+    def _add_copies(self) -> None:
+        """Copies: intervals on the one copy engine, flows within each step's supply."""
+        p, m, T = self.p, self.m, self.T
+        B, lo, hi, supply, demand = self.B, self.lo, self.hi, self.supply, self.demand
+        can_copy, has_demand = self.can_copy, self.has_demand
         engine = []
         flows_at: list[list] = [[] for _ in range(T)]
         self.num_flows = 0
@@ -276,7 +241,12 @@ class _Model:
             if len(flows_at[k]) > 1:  # a single flow is within its step's supply by its domain
                 m.add(sum(flows_at[k]) <= int(supply[k]))
 
-        # ---------------------------------------------------------- NoCopy predecessors
+
+    def _add_nocopy_predecessors(self) -> None:
+        """A NoCopy picks an earlier allocation of its tensor: one covering its target (without
+        an allocation of its own) or one ending the step before its own starts."""
+        m, n, t = self.m, self.n, self.t
+        B, tensor, placeable, rules = self.B, self.tensor, self.placeable, self.rules
         by_tensor: dict[int, list[int]] = {}
         same_offset_required = rules.nocopy_offset == "same"
         for i in range(n):
@@ -305,7 +275,13 @@ class _Model:
             if placeable[i]:
                 by_tensor.setdefault(int(tensor[i]), []).append(i)
 
-        # ---------------------------------------------------------- memory
+
+    def _add_memory(self) -> None:
+        """NoOverlap2D of allocations x bytes (alias groups as the pieces of their union), and
+        a redundant Cumulative."""
+        m, n, T, mem, t, size = self.m, self.n, self.T, int(self.p.memory_size), self.t, self.size
+        B, groups, placeable = self.B, self.groups, self.placeable
+        group_of, group_placed, group_offset = self.group_of, self.group_placed, self.group_offset
         xs, ys, heights = [], [], []
         for i in range(n):
             if placeable[i] and group_of[i] < 0 and size[i] > 0:
@@ -320,7 +296,7 @@ class _Model:
         for g, members in enumerate(groups):
             if group_placed[g] is None or size[members[0]] == 0:
                 continue
-            for start, length, end, present in self._group_pieces(members, t):
+            for start, length, end, present in union_pieces(m, self.B, members, t, T):
                 xs.append(m.new_optional_interval_var(start, length, end, present, f"gx{g}"))
                 ys.append(m.new_optional_fixed_size_interval_var(
                     group_offset[g], int(size[members[0]]), present, f"gy{g}"))
@@ -330,7 +306,11 @@ class _Model:
             m.add_cumulative(xs, heights, mem)
         self.num_boxes = len(xs)
 
-        # ---------------------------------------------------------- objective
+
+    def _add_objective(self) -> None:
+        """The validator's return, scaled to integers and rounded up (module docstring)."""
+        p, m, n = self.p, self.m, self.n
+        placeable = self.placeable
         in_table = np.zeros(n, bool)
         terms: list[tuple[float, object]] = []
         for table in p.latency_tables:
@@ -358,6 +338,7 @@ class _Model:
         m.maximize(sum(math.ceil(c * self.obj_scale) * e for c, e in terms))
         self.num_terms = len(terms)
 
+
     def _add_pins(self, tensor: np.ndarray) -> None:
         """A pin (NoCopy of an output) allocates its tensor's whole live range ``[live_start,
         live_end]`` (``live_start`` is the output's target) and has no copy interval and no
@@ -373,67 +354,6 @@ class _Model:
             for j in np.flatnonzero(tensor == tensor[i]).tolist():
                 if j > i:  # placeable (`_placeable`), after a placeable buffer: it has nocopy_bare
                     m.add_implication(b.pin, self.B[j].nocopy_bare)
-
-    def _group_pieces(self, members: np.ndarray, t: np.ndarray) -> list[tuple]:
-        """Disjoint (start, length, end exclusive, present) time pieces whose union is the union of the
-        allocations of an alias group's members (members of a group may overlap each other, so
-        they cannot enter `NoOverlap2D` one by one).
-
-        With the distinct target steps ``v_1 < ... < v_r`` of the members: before ``v_1`` the
-        union is ``[L_0, v_1)`` with ``L_0`` the earliest allocation start; in ``[v_j,
-        v_{j+1})`` it is ``[v_j, R_j]`` (allocations of members targeted at or before ``v_j``
-        reach forward to at most ``R_j``, the latest of their ends) joined with ``[L_j,
-        v_{j+1})`` (members targeted at or after ``v_{j+1}`` reach back to ``L_j``, the earliest
-        of their starts); from ``v_r`` on it is ``[v_r, R_r]``. Each allocation contains its
-        member's target, which makes these the exact union. A member without an allocation
-        counts as start ``T``, end ``-1``."""
-        m, T = self.m, self.T
-        targets = np.unique(t[members])
-        starts, ends = {}, {}
-        for i in members.tolist():
-            b = self.B[i]
-            s = m.new_int_var(0, T, f"s_eff{i}")
-            e = m.new_int_var(-1, T - 1, f"e_eff{i}")
-            m.add(s == b.alloc_start).only_enforce_if(b.has_alloc)
-            m.add(s == T).only_enforce_if(~b.has_alloc)
-            m.add(e == b.alloc_end).only_enforce_if(b.has_alloc)
-            m.add(e == -1).only_enforce_if(~b.has_alloc)
-            starts.setdefault(int(t[i]), []).append(s)
-            ends.setdefault(int(t[i]), []).append(e)
-
-        def agg(fn, items, lo, hi):
-            v = m.new_int_var(lo, hi, "")
-            (m.add_max_equality if fn == "max" else m.add_min_equality)(v, items)
-            return v
-
-        r = len(targets)
-        reach_fwd, reach_back = [None] * r, [None] * r  # R_j, L_j (as in the docstring)
-        for j, v in enumerate(targets.tolist()):
-            items = ends[v] + ([reach_fwd[j - 1]] if j else [])
-            reach_fwd[j] = agg("max", items, -1, T - 1)
-        for j in range(r - 1, -1, -1):
-            items = starts[int(targets[j])] + ([reach_back[j + 1]] if j + 1 < r else [])
-            reach_back[j] = agg("min", items, 0, T)
-        pieces = []
-
-        def piece(start, end):
-            size = m.new_int_var(0, T + 1, "")
-            m.add(size == end - start)
-            present = m.new_bool_var("")
-            m.add(size >= 1).only_enforce_if(present)
-            m.add(size == 0).only_enforce_if(~present)
-            pieces.append((start, size, end, present))
-
-        v1 = int(targets[0])
-        piece(agg("min", [reach_back[0], v1], 0, v1), v1)
-        for j in range(r - 1):
-            v, w = int(targets[j]), int(targets[j + 1])
-            left_end = agg("max", [agg("min", [reach_fwd[j] + 1, w], 0, w), v], v, w)
-            piece(v, left_end)
-            piece(agg("min", [agg("max", [reach_back[j + 1], left_end], 0, T), w], v, w), w)
-        vr = int(targets[-1])
-        piece(vr, agg("max", [reach_fwd[-1] + 1, vr], vr, T))
-        return pieces
 
     # ------------------------------------------------------------------ solutions
 
@@ -538,103 +458,3 @@ class _Model:
         proto = self.m.proto
         return {"variables": len(proto.variables), "constraints": len(proto.constraints),
                 "flows": self.num_flows, "boxes": self.num_boxes, "objective_terms": self.num_terms}
-
-
-def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
-          workers: int = 2, max_buffers: int | None = MAX_BUFFERS,
-          hint: Solution | str | None = "greedy", decisions: Solution | None = None,
-          log: bool = False) -> Result:
-    """Solves the physical problem with CP-SAT within `budget_s` seconds (module docstring).
-
-    Args:
-      rules: ``nocopy_offset`` (``"lowest"`` lets a NoCopy's own allocation move) and
-        ``output_nocopy`` (False: no pins, the older game; the model is then exactly the one
-        without the pin literals, and ``info["relaxation_bound"]`` the bound without pins).
-      workers: CP-SAT search workers (threads).
-      max_buffers: refuse (ValueError) problems with more buffers; None: no limit.
-      hint: a solution to start from: ``"greedy"`` (the default) plays the greedy game first
-        (its time counts), a `Solution`, or None. It is completed into a full assignment of the
-        model and given to CP-SAT, and counts as a solution found.
-      decisions: the fixed-decisions mode (Python only): every use this solution serves from
-        fast memory stays served, by the same action (Copy, or NoCopy: kept or pinned), at any
-        offset, allocation and copy interval; the other uses are free. Its optimum is the best
-        placement and growth of those decisions, the reference for `placer.place` (which may
-        beat it only by dropping decisions, in its local moves). It is also the default hint
-        and the fallback; ``info["bound"]`` then bounds the placements of these decisions, and
-        ``status`` is "infeasible" if they lie outside the model (decision 1).
-      log: print CP-SAT's search log.
-
-    Every solution CP-SAT reports is decoded, checked by the validator and recorded (the
-    anytime trace); its return is the validator's recomputed one.
-    """
-    if max_buffers is not None and problem.num_buffers > max_buffers:
-        raise Refused(f"cpsat builds its model for up to {max_buffers} buffers, not "
-                         f"{problem.num_buffers} (max_buffers=None to force; upper_bound() "
-                         "bounds any size)")
-    if decisions is not None and not isinstance(decisions, Solution):
-        raise UserError("cpsat's decisions must be a Solution (from Python), got "
-                        f"{type(decisions).__name__}")
-    if not (hint is None or isinstance(hint, Solution) or hint == "greedy"):
-        raise UserError(f"cpsat's hint must be 'greedy', a Solution or None, got {hint!r}")
-    clock = Anytime(budget_s)
-    lp_bound = upper_bound(problem, rules=rules)
-    fallback = all_drop(problem)
-    info: dict = {"status": "unknown", "proven_optimal": False, "bound": lp_bound,
-                  "relaxation_bound": lp_bound, "cpsat_bound": math.inf}
-    allow_move = rules.nocopy_offset == "lowest"
-
-    def offer(sol: Solution) -> None:
-        report = validate(problem, sol, allow_nocopy_move=allow_move)
-        if report.rules() <= {"return"}:  # the return is recomputed here
-            clock.offer(dataclasses.replace(sol, solver="cpsat", ret=report.recomputed_return))
-        else:  # never expected: kept for the report rather than returned
-            info.setdefault("invalid_solutions", []).append(str(report))
-
-    model = _Model(problem, rules)
-    if decisions is not None:
-        model.keep(decisions)
-        info["decisions_from"] = float(decisions.ret)
-        hint = decisions if isinstance(hint, str) else hint
-        fallback = dataclasses.replace(decisions, solver="cpsat")  # valid, if outside the model
-    info.update(model.stats(), build_seconds=clock.elapsed())
-    if isinstance(hint, str):
-        from jaxmmap.solvers.simple import greedy
-
-        # The greedy game costs a compile; not worth it once half the budget is gone.
-        skip = clock.elapsed() > 0.5 * budget_s
-        info["hint_skipped"] = skip
-        hint = None if skip else greedy(problem, 0.0, seed, rules=rules).solution
-    if hint is not None and not clock.out_of_time():
-        values = model.complete(hint, max(0.25 * (budget_s - clock.elapsed()), 0.1))
-        info["hint_return"] = float(hint.ret)
-        info["hint_accepted"] = values is not None
-        if values is not None:
-            model.add_hint(values)
-            offer(hint)
-
-    class Callback(cp_model.CpSolverSolutionCallback):
-        def on_solution_callback(self):
-            offer(model.decode(self.value))
-
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(budget_s - clock.elapsed(), 0.05)
-    solver.parameters.num_workers = workers
-    solver.parameters.random_seed = seed
-    solver.parameters.log_search_progress = log
-    solve_start = clock.elapsed()
-    status = solver.solve(model.m, Callback())
-    if status == cp_model.MODEL_INVALID:
-        raise RuntimeError(f"CP-SAT rejects the model: {model.m.validate()}")
-    if status == cp_model.INFEASIBLE and decisions is None:  # all-Drop satisfies the model
-        raise RuntimeError("CP-SAT claims the model infeasible, but all-Drop satisfies it")
-    found = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-    # Scaled coefficients were rounded up, so the scaled optimum bounds the real one; one unit
-    # more covers the round-off of the real return's float sum.
-    cp_bound = (solver.best_objective_bound + 1.0) / model.obj_scale if found else math.inf
-    if clock.best is None or fallback.ret > clock.best.ret:
-        clock.offer(fallback)
-    info.update(status={cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible",
-                        cp_model.INFEASIBLE: "infeasible"}.get(
-        status, "unknown"), proven_optimal=status == cp_model.OPTIMAL, cpsat_bound=cp_bound,
-        bound=min(cp_bound, lp_bound), solve_seconds=clock.elapsed() - solve_start)
-    return clock.result(**info)

@@ -53,7 +53,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-from typing import Any
 
 import jax
 import jax.flatten_util
@@ -66,10 +65,9 @@ from jaxmmap.core.rules import Rules
 from jaxmmap.env import game, observation
 from jaxmmap.env.instance import Instance, make_instance
 from jaxmmap.env.rollout import won_returns
-from jaxmmap.solvers.base import Anytime, Result, run_generations, strong_types
-from jaxmmap.solvers.evolution import policy
+from jaxmmap.solvers.base import Anytime, CountedJit, Result, run_generations, strong_types
+from jaxmmap.solvers.evolution import policy, sac
 
-TRACES: collections.Counter = collections.Counter()  # traces of each generation function
 NEURAL_ARGMAX, NEURAL_SAMPLE, BOLTZMANN = 0, 1, 2  # how a game picks its actions
 
 
@@ -142,7 +140,7 @@ class Config:
 
 
 @struct.dataclass
-class Replay:
+class Transitions:
     """A ring buffer of transitions (C = capacity, F = observation.NUM_FEATURES).
 
     Attributes:
@@ -161,23 +159,6 @@ class Replay:
 
 
 @struct.dataclass
-class Learner:
-    """The SAC learner: actor (a policy.py network), twin critics and their targets, Adam states.
-
-    Attributes:
-      actor: policy.Params. critics, targets: tuple of two critic MLP params (dicts).
-      actor_opt, critic_opt: optax states. updates: int32[] critic updates so far.
-    """
-
-    actor: Any
-    critics: Any
-    targets: Any
-    actor_opt: Any
-    critic_opt: Any
-    updates: jax.Array
-
-
-@struct.dataclass
 class Population:
     """The evolving population (Pn neural slots, Pb Boltzmann slots, N buffers, D = policy
     parameters).
@@ -193,13 +174,13 @@ class Population:
 
 
 @struct.dataclass
-class Search:
+class EgrlState:
     """Everything a generation carries to the next: population, learner, replay, generation
     counter int32[]."""
 
     population: Population
-    learner: Learner
-    replay: Replay
+    learner: sac.SacLearner
+    replay: Transitions
     generation: jax.Array
 
 
@@ -248,77 +229,6 @@ def _recorded_rollout(instance: Instance, ctx: observation.Context, key: jax.Arr
                                                        record))
     return state, record
 
-
-
-# ---------------------------------------------------------------------------- learner
-
-
-def _mlp_init(key: jax.Array, sizes: tuple[int, ...]) -> dict:
-    params = {}
-    for k, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
-        key, sub = jax.random.split(key)
-        params[f"w{k}"] = jax.random.normal(sub, (a, b), jnp.float32) * jnp.sqrt(2.0 / a)
-        params[f"b{k}"] = jnp.zeros(b, jnp.float32)
-    last = len(sizes) - 2
-    params[f"w{last}"] = params[f"w{last}"] * 0.1
-    return params
-
-
-def _mlp(params: dict, x: jax.Array) -> jax.Array:
-    layers = len(params) // 2
-    for k in range(layers):
-        x = x @ params[f"w{k}"] + params[f"b{k}"]
-        if k < layers - 1:
-            x = jax.nn.relu(x)
-    return x
-
-
-def _masked_softmax(logits, legal):
-    z = jnp.where(legal, logits, policy.MASKED)
-    logp = jax.nn.log_softmax(z, axis=-1)
-    return jnp.where(legal, jnp.exp(logp), 0.0), jnp.where(legal, logp, 0.0)
-
-
-def _learner_step(cfg: Config, actor_tx, critic_tx, learner: Learner, batch) -> tuple[Learner, dict]:
-    phi, next_phi, action, reward, done = batch
-    legal, next_legal = policy.phi_legal(phi), policy.phi_legal(next_phi)
-
-    # Critic: y = r + gamma (1 - done) sum_a' pi(a'|s') [min_j Q'_j(s', a') - alpha log pi(a'|s')].
-    p_next, logp_next = _masked_softmax(policy.scores(learner.actor, next_phi), next_legal)
-    q_next = jnp.minimum(_mlp(learner.targets[0], next_phi), _mlp(learner.targets[1], next_phi))
-    v_next = jnp.sum(p_next * (jnp.where(next_legal, q_next, 0.0) - cfg.alpha * logp_next), -1)
-    y = jax.lax.stop_gradient(reward + cfg.gamma * (1.0 - done) * v_next)
-
-    def critic_loss(critics):
-        losses = [optax.huber_loss(jnp.take_along_axis(_mlp(c, phi), action[:, None], 1)[:, 0], y)
-                  for c in critics]
-        return jnp.mean(losses[0] + losses[1])
-
-    c_loss, c_grad = jax.value_and_grad(critic_loss)(learner.critics)
-    c_upd, critic_opt = critic_tx.update(c_grad, learner.critic_opt, learner.critics)
-    critics = optax.apply_updates(learner.critics, c_upd)
-
-    # Actor: minimise sum_a pi(a|s) [alpha log pi(a|s) - min_j Q_j(s, a)] over legal actions.
-    q = jax.lax.stop_gradient(jnp.minimum(_mlp(critics[0], phi), _mlp(critics[1], phi)))
-
-    def actor_loss(actor):
-        p, logp = _masked_softmax(policy.scores(actor, phi), legal)
-        return jnp.mean(jnp.sum(p * (cfg.alpha * logp - jnp.where(legal, q, 0.0)), -1))
-
-    a_loss, a_grad = jax.value_and_grad(actor_loss)(learner.actor)
-
-    def actor_step(_):
-        a_upd, opt = actor_tx.update(a_grad, learner.actor_opt, learner.actor)
-        return optax.apply_updates(learner.actor, a_upd), opt
-
-    # During the critics' warm-up the actor and its optimizer (Adam's step count) stay as they
-    # are, so that its first real steps have a fresh Adam's size.
-    actor, actor_opt = jax.lax.cond(learner.updates >= cfg.warmup, actor_step,
-                                    lambda _: (learner.actor, learner.actor_opt), None)
-    targets = jax.tree.map(lambda t, c: (1 - cfg.tau) * t + cfg.tau * c, learner.targets, critics)
-    learner = Learner(actor=actor, critics=critics, targets=targets, actor_opt=actor_opt,
-                      critic_opt=critic_opt, updates=learner.updates + 1)
-    return learner, {"critic_loss": c_loss, "actor_loss": a_loss}
 
 
 # ---------------------------------------------------------------------------- evolution
@@ -386,11 +296,71 @@ def _encode(cfg: Config, actions: jax.Array) -> jax.Array:
 # ---------------------------------------------------------------------------- generation
 
 
+def _init_state(cfg: Config, key: jax.Array, instance: Instance, actor_tx, critic_tx) -> EgrlState:
+    """Generation 0: the neural population around the greedy policy, uniform Boltzmann
+    chromosomes, a fresh SAC learner whose actor is the greedy policy, an empty replay."""
+    pn, pb = cfg.neural, cfg.boltzmann
+    ravel = lambda p: jax.flatten_util.ravel_pytree(p)[0]  # noqa: E731
+    n = instance.width.shape[0]
+    ks = jax.random.split(key, 6)
+    greedy = policy.init_params(ks[0], hidden=cfg.hidden)
+    flat = ravel(greedy)
+    noise = cfg.neural_sigma * jax.random.normal(ks[1], (pn, flat.shape[0]))
+    neural = flat[None, :] + noise.at[0].set(0.0)
+    # Until the greedy game has been played (generation 0), the chromosomes are uniform:
+    # their first games are random play; then they are seeded with the greedy game.
+    logits = jnp.zeros((pb, n, 3), jnp.float32)
+    low, high = cfg.temperature
+    log_temp = jax.random.uniform(ks[3], (pb,), minval=jnp.log(low), maxval=jnp.log(high))
+    f = observation.NUM_FEATURES
+    critics = tuple(sac.mlp_init(k, (f, cfg.critic_hidden, cfg.critic_hidden, 3))
+                    for k in jax.random.split(ks[4], 2))
+    learner = sac.SacLearner(actor=greedy, critics=critics, targets=critics,
+                      actor_opt=actor_tx.init(greedy), critic_opt=critic_tx.init(critics),
+                      updates=jnp.int32(0))
+    c = cfg.capacity
+    replay = Transitions(phi=jnp.zeros((c, f)), next_phi=jnp.zeros((c, f)),
+                    action=jnp.zeros(c, jnp.int32), reward=jnp.zeros(c),
+                    done=jnp.zeros(c), size=jnp.int32(0), ptr=jnp.int32(0))
+    population = Population(neural=neural, logits=logits, log_temp=log_temp)
+    return strong_types(EgrlState(population=population, learner=learner, replay=replay,
+                               generation=jnp.int32(0)))
+
+
+def _add_transitions(replay: Transitions, recorded: jax.Array, data: tuple, capacity: int) -> Transitions:
+    """The ring buffer with the recorded transitions added: `data` = (phi, next_phi, action,
+    reward, done), each with a leading [games, record] shape, `recorded` bool[games, record]."""
+    phis, nexts, actions, rewards, dones = data
+    ok = recorded.reshape(-1)
+    added = jnp.sum(ok)
+    slots = (replay.ptr + jnp.cumsum(ok) - 1) % capacity
+    slots = jnp.where(ok, slots, capacity)  # out of range: dropped
+    put = lambda a, v: a.at[slots].set(v.reshape((-1,) + a.shape[1:]), mode="drop")  # noqa: E731
+    replay = Transitions(phi=put(replay.phi, phis), next_phi=put(replay.next_phi, nexts),
+                    action=put(replay.action, actions), reward=put(replay.reward, rewards),
+                    done=put(replay.done, dones),
+                    size=jnp.minimum(replay.size + added, capacity),
+                    ptr=(replay.ptr + added) % capacity)
+    return replay
+
+
+def _stats(returns: jax.Array, moves: jax.Array, best: jax.Array, pn: int, pb: int, losses: dict) -> dict:
+    """A generation's figures (float32[] each)."""
+    stats = {"best": returns[best], "best_neural": jnp.max(returns[:pn]),
+             "best_boltzmann": jnp.max(returns[pn:pn + pb]),
+             "best_learner": jnp.max(returns[pn + pb:], initial=-jnp.inf),
+             "moves_neural": jnp.max(moves[:pn]),
+             "moves_boltzmann": jnp.max(moves[pn:pn + pb]),
+             "moves_learner": jnp.max(moves[pn + pb:], initial=0),
+             "critic_loss": losses["critic_loss"], "actor_loss": losses["actor_loss"]}
+    return stats
+
+
 @functools.lru_cache(maxsize=16)
 def make_generation(cfg: Config):
     """(init, generation) for one configuration (not jitted: `egrl` jits them).
 
-    `init(key, instance) -> Search`; `generation(search, key, instance) -> (search, best_state,
+    `init(key, instance) -> EgrlState`; `generation(search, key, instance) -> (search, best_state,
     stats)` with `best_state` this generation's best game and `stats` a dict of float32[]
     figures (best, best_neural, best_boltzmann, best_learner, critic_loss, actor_loss)."""
     template = policy.init_params(jax.random.key(0), hidden=cfg.hidden)
@@ -400,34 +370,10 @@ def make_generation(cfg: Config):
     critic_tx = optax.adam(cfg.critic_lr)
     pn, pb, pl = cfg.neural, cfg.boltzmann, cfg.learner_games
 
-    def init(key: jax.Array, instance: Instance) -> Search:
-        n = instance.width.shape[0]
-        ks = jax.random.split(key, 6)
-        greedy = policy.init_params(ks[0], hidden=cfg.hidden)
-        flat = ravel(greedy)
-        noise = cfg.neural_sigma * jax.random.normal(ks[1], (pn, flat.shape[0]))
-        neural = flat[None, :] + noise.at[0].set(0.0)
-        # Until the greedy game has been played (generation 0), the chromosomes are uniform:
-        # their first games are random play; then they are seeded with the greedy game.
-        logits = jnp.zeros((pb, n, 3), jnp.float32)
-        low, high = cfg.temperature
-        log_temp = jax.random.uniform(ks[3], (pb,), minval=jnp.log(low), maxval=jnp.log(high))
-        f = observation.NUM_FEATURES
-        critics = tuple(_mlp_init(k, (f, cfg.critic_hidden, cfg.critic_hidden, 3))
-                        for k in jax.random.split(ks[4], 2))
-        learner = Learner(actor=greedy, critics=critics, targets=critics,
-                          actor_opt=actor_tx.init(greedy), critic_opt=critic_tx.init(critics),
-                          updates=jnp.int32(0))
-        c = cfg.capacity
-        replay = Replay(phi=jnp.zeros((c, f)), next_phi=jnp.zeros((c, f)),
-                        action=jnp.zeros(c, jnp.int32), reward=jnp.zeros(c),
-                        done=jnp.zeros(c), size=jnp.int32(0), ptr=jnp.int32(0))
-        population = Population(neural=neural, logits=logits, log_temp=log_temp)
-        return strong_types(Search(population=population, learner=learner, replay=replay,
-                                   generation=jnp.int32(0)))
+    def init(key: jax.Array, instance: Instance) -> EgrlState:
+        return _init_state(cfg, key, instance, actor_tx, critic_tx)
 
-    def generation(search: Search, key: jax.Array, instance: Instance):
-        TRACES[cfg] += 1
+    def generation(search: EgrlState, key: jax.Array, instance: Instance):
         n = instance.width.shape[0]
         pop, learner, replay = search.population, search.learner, search.replay
         k_play, k_rec, k_learn, k_nb, k_bb = jax.random.split(key, 5)
@@ -451,23 +397,15 @@ def make_generation(cfg: Config):
         returns = won_returns(states)
 
         # 2. The shared replay (a ring buffer) receives the recorded transitions.
-        ok = recorded.reshape(-1)
-        added = jnp.sum(ok)
-        slots = (replay.ptr + jnp.cumsum(ok) - 1) % cfg.capacity
-        slots = jnp.where(ok, slots, cfg.capacity)  # out of range: dropped
-        put = lambda a, v: a.at[slots].set(v.reshape((-1,) + a.shape[1:]), mode="drop")  # noqa: E731
-        replay = Replay(phi=put(replay.phi, phis), next_phi=put(replay.next_phi, nexts),
-                        action=put(replay.action, actions), reward=put(replay.reward, rewards),
-                        done=put(replay.done, dones),
-                        size=jnp.minimum(replay.size + added, cfg.capacity),
-                        ptr=(replay.ptr + added) % cfg.capacity)
+        replay = _add_transitions(replay, recorded, (phis, nexts, actions, rewards, dones), cfg.capacity)
 
         # 3. The learner: `updates` SAC steps on minibatches of the replay.
         def learn(learner, k):
             i = jax.random.randint(k, (cfg.batch,), 0, jnp.maximum(replay.size, 1))
             batch = (replay.phi[i], replay.next_phi[i], replay.action[i], replay.reward[i],
                      replay.done[i])
-            return _learner_step(cfg, actor_tx, critic_tx, learner, batch)
+            return sac.step(actor_tx, critic_tx, learner, batch, alpha=cfg.alpha, gamma=cfg.gamma,
+                            tau=cfg.tau, warmup=cfg.warmup)
 
         learner, losses = jax.lax.scan(learn, learner, jax.random.split(k_learn, cfg.updates))
         losses = {k: jnp.mean(v) if cfg.updates else jnp.float32(0) for k, v in losses.items()}
@@ -486,14 +424,8 @@ def make_generation(cfg: Config):
         # (the last slot holds the child of the weakest lineage; elites come first)
 
         best = jnp.argmax(returns)
-        stats = {"best": returns[best], "best_neural": jnp.max(fit_n),
-                 "best_boltzmann": jnp.max(fit_b),
-                 "best_learner": jnp.max(returns[pn + pb:], initial=-jnp.inf),
-                 "moves_neural": jnp.max(states.moves[:pn]),
-                 "moves_boltzmann": jnp.max(states.moves[pn:pn + pb]),
-                 "moves_learner": jnp.max(states.moves[pn + pb:], initial=0),
-                 "critic_loss": losses["critic_loss"], "actor_loss": losses["actor_loss"]}
-        search = Search(population=Population(neural=neural, logits=logits_b, log_temp=temps_b),
+        stats = _stats(returns, states.moves, best, pn, pb, losses)
+        search = EgrlState(population=Population(neural=neural, logits=logits_b, log_temp=temps_b),
                         learner=learner, replay=replay, generation=search.generation + 1)
         return strong_types(search), jax.tree.map(lambda x: x[best], states), stats
 
@@ -504,7 +436,7 @@ def make_generation(cfg: Config):
 @functools.lru_cache(maxsize=16)
 def _jitted(cfg: Config):
     init, generation = make_generation(cfg)
-    return init, jax.jit(generation)
+    return init, CountedJit(generation)
 
 
 def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
@@ -530,7 +462,7 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
     init, generation = _jitted(cfg)
-    traces = TRACES[cfg]
+    traces = generation.traces
     key_init, key = jax.random.split(jax.random.key(seed))
     search = init(key_init, instance)
     sources = collections.Counter()
@@ -544,7 +476,7 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
         max_generations=max_generations, on_improvement=credit)
     figures = {k: float(v) for k, v in stats.items()}
     return clock.result(generations=generations, games=generations * cfg.games,
-                        traces=TRACES[cfg] - traces, improvements_by=dict(sources),
+                        traces=generation.traces - traces, improvements_by=dict(sources),
                         learner_updates=int(search.learner.updates), **figures)
 
 

@@ -38,7 +38,6 @@ Decisions:
 
 from __future__ import annotations
 
-import collections
 import functools
 from typing import Any
 
@@ -53,16 +52,12 @@ from jaxmmap.core.rules import Rules
 from jaxmmap.env import observation
 from jaxmmap.env.instance import Instance, make_instance
 from jaxmmap.env.rollout import nth_game, rollouts, won_returns
-from jaxmmap.solvers.base import Anytime, Result, run_generations, strong_types
+from jaxmmap.solvers.base import Anytime, CountedJit, Result, run_generations, strong_types
 from jaxmmap.solvers.evolution import policy
-
-TRACES: collections.Counter = collections.Counter()  # traces of each generation function
-
-
 
 
 @struct.dataclass
-class Search:
+class EsState:
     """The state of the search between generations (D: the number of policy parameters).
 
     Attributes:
@@ -84,7 +79,7 @@ class Search:
 def make_generation(population: int, hidden: int, sigma: float, lr: float, patience: int):
     """(strategy, init, generation) for one configuration (not jitted: `es` jits it).
 
-    `init(key, mean_params) -> Search`; `generation(search, key, instance) -> (search,
+    `init(key, mean_params) -> EsState`; `generation(search, key, instance) -> (search,
     best_state, stats)`: restarts the mean at the best parameters if the search has stalled for
     `patience` generations, plays population + 1 games (the last is the mean's), updates the
     strategy and the best; `best_state` is this generation's best game, `stats` a dict of
@@ -98,14 +93,13 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
     params = strategy.default_params
     ravel = jax.vmap(lambda p: jax.flatten_util.ravel_pytree(p)[0])
 
-    def init(key: jax.Array, mean) -> Search:
+    def init(key: jax.Array, mean) -> EsState:
         state = strategy.init(key, mean, params)
-        return strong_types(Search(es=state, best_params=state.mean,
+        return strong_types(EsState(es=state, best_params=state.mean,
                                    best_return=jnp.float32(-jnp.inf), stall=jnp.int32(0),
                                    restarts=jnp.int32(0)))
 
-    def generation(search: Search, key: jax.Array, instance: Instance):
-        TRACES[(population, hidden, sigma, lr, patience)] += 1
+    def generation(search: EsState, key: jax.Array, instance: Instance):
         k_ask, k_tell = jax.random.split(key)
         restart = search.stall >= patience
         es_state = jax.lax.cond(
@@ -124,7 +118,7 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
         es_state, _ = strategy.tell(k_tell, members, fitness, es_state, params)
         best = jnp.argmax(returns)
         better = returns[best] > search.best_return
-        search = Search(
+        search = EsState(
             es=es_state,
             best_params=jnp.where(better, ravel(everyone)[best], search.best_params),
             best_return=jnp.maximum(returns[best], search.best_return),
@@ -140,7 +134,7 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
 @functools.lru_cache(maxsize=16)
 def _jitted(population: int, hidden: int, sigma: float, lr: float, patience: int):
     strategy, init, generation = make_generation(population, hidden, sigma, lr, patience)
-    return init, jax.jit(generation)
+    return init, CountedJit(generation)
 
 
 def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
@@ -174,7 +168,7 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
     config = (population, hidden, float(sigma), float(lr), patience if patience > 0 else 2 ** 30)
     init, generation = _jitted(*config)
-    traces = TRACES[config]
+    traces = generation.traces
     key_init, key = jax.random.split(jax.random.key(seed))
     start = policy.init_params(key_init, hidden=hidden, greedy=greedy_start, scale=init_noise)
     search = init(key_init, start)
@@ -182,7 +176,7 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
         clock, generation, search, key, instance, problem=problem, rules=rules, solver="es",
         max_generations=max_generations)
     return clock.result(generations=generations, games=generations * (population + 1),
-                        traces=TRACES[config] - traces, restarts=int(search.restarts),
+                        traces=generation.traces - traces, restarts=int(search.restarts),
                         first_generation_best=first,
                         mean_policy_return=float(stats["mean_policy"]), population=population,
                         sigma=sigma, lr=lr, hidden=hidden)

@@ -63,8 +63,8 @@ from jaxmmap.solvers.heuristic._plan import (
                                              benefit_estimate,
                                              plan,
 )
-from jaxmmap.solvers.heuristic._solver import PLANS, heuristic, plan_policy, replay
+from jaxmmap.solvers.heuristic._solver import PLANS, heuristic, plan_policy, play_plan
 
 __all__ = ["MAX_OVERLAP", "MIN_OVERLAP", "MOVES", "PIN_MODES", "PLANS", "PREFERRED_OVERLAP", "Memory",
            "Plan", "benefit_estimate", "heuristic", "improve", "pin_order", "plan", "plan_policy",
-           "removal_order", "replay", "unit_steps", "units"]
+           "removal_order", "play_plan", "unit_steps", "units"]

@@ -8,6 +8,7 @@ import numpy as np
 
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Discretized
+from jaxmmap.core.unionfind import components
 
 __all__ = ["pin_order", "unit_steps", "units"]
 
@@ -15,21 +16,9 @@ __all__ = ["pin_order", "unit_steps", "units"]
 def units(problem: Problem, d: Discretized) -> list[np.ndarray]:
     """The buffers that stand or fall together: tensors joined by alias groups (union-find over
     dense tensor ids), each unit's buffers in file order, units in order of their first buffer."""
-    parent = np.arange(int(d.tensor.max(initial=-1)) + 1)
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = int(parent[x])
-        return x
-
     aliased = problem.alias_id >= 0
-    for g in np.unique(d.group[aliased]):
-        tensors = np.unique(d.tensor[d.group == g])
-        root = find(int(tensors[0]))
-        for k in tensors[1:]:
-            parent[find(int(k))] = root
-    root = np.array([find(int(k)) for k in d.tensor], np.int64)
+    groups = (np.unique(d.tensor[d.group == g]) for g in np.unique(d.group[aliased]))
+    root = components(int(d.tensor.max(initial=-1)) + 1, groups)[d.tensor]
     order = np.argsort(root, kind="stable")
     cuts = np.flatnonzero(np.diff(root[order])) + 1
     parts = np.split(order, cuts) if order.size else []

@@ -72,6 +72,354 @@ def benefit_estimate(problem: Problem, d: Discretized) -> np.ndarray:
     return est
 
 
+class _Planner:
+    """The state of one plan (the arrays of the Solution being built, the memory, what each
+    latency table has) and the moves that change it; `plan` drives it over the work items."""
+
+    def __init__(self, problem: Problem, d: Discretized, est: np.ndarray, *, pins: str,
+                 preferred_overlap: float, min_overlap: float, max_overlap: float,
+                 decisions: np.ndarray | None):
+        self.problem, self.d, self.est, self.pins, self.decisions = problem, d, est, pins, decisions
+        self.preferred_overlap, self.min_overlap, self.max_overlap = preferred_overlap, min_overlap, max_overlap
+        self.n, self.T = n, T = problem.num_buffers, problem.num_steps
+        self.mem = Memory(d, T)
+        self.target, self.is_output = problem.target_time, problem.is_output
+        self.live_start, self.live_end = problem.live_start, problem.live_end
+        self.aliased = problem.alias_id >= 0
+        self.action = np.full(n, DROP, np.int64)
+        self.offset = np.full(n, -1, np.int64)
+        self.alloc = np.full((n, 2), -1, np.int64)
+        self.copy = np.full((n, 2), -1, np.int64)
+        self.rows = _table_rows(problem, d)
+        self.table_mask = np.zeros(d.gain.shape[0], np.int64)  # placed buffers per latency table
+        self.table_left = np.zeros(d.gain.shape[0], np.int64)  # buffers decided to stay slow
+        self.worth_seen: dict[tuple[int, int, int, int], float] = {}  # (table, placed, left, bit) -> worth
+        self.journal: list[int] = []  # committed buffers, in order (for `undo`)
+        self.tensor_count = np.bincount(d.tensor, minlength=n)
+
+    def prefetch_starts(self, i: int) -> list[int]:
+        """Copy starts for input buffer i, nearest the preferred overlap first."""
+        t, demand = int(self.target[i]), int(self.d.demand[i])
+        lo = int(self.d.copy_from[i])
+        if t - 1 < lo:
+            return []
+        s = np.arange(lo, t)
+        overlap = (self.mem.elapsed[t] - self.mem.elapsed[s]) / max(demand, 1)
+        enough = overlap >= self.min_overlap
+        if not enough.any():
+            return []
+        # The latest start with enough overlap is always a candidate, even when one step is
+        # already longer than max_overlap copies (the bound only limits how early to start).
+        ok = enough & ((overlap <= self.max_overlap) | (s == s[enough].max()))
+        s, overlap = s[ok], overlap[ok]
+        order = np.argsort(np.abs(overlap - self.preferred_overlap), kind="stable")
+        return [int(x) for x in s[order[:MAX_START_TRIES]]]
+
+    def input_copy(self, i: int, fixed_offset: int | None):
+        """(alloc, copy interval, offset) of a prefetch for input buffer i, or None."""
+        t, demand, w = int(self.target[i]), int(self.d.demand[i]), int(self.d.width[i])
+        if demand == 0:
+            starts, zero = [t], True
+        else:
+            starts, zero = self.prefetch_starts(i), False
+        for s in starts:
+            if not zero and not self.mem.copy_fits(s, t - 1, demand):
+                continue
+            if fixed_offset is None:
+                off = self.mem.best_fit(np.arange(s, t + 1), w)
+                if off < 0:
+                    continue
+            else:
+                off = fixed_offset
+            return (s, t), (None if zero else (s, t - 1)), off
+        return None
+
+    def output_copy(self, i: int):
+        """(alloc, copy interval) of an output buffer written at its target and copied out (evicted)
+        as early as the engine allows, or None."""
+        t, demand = int(self.target[i]), int(self.d.demand[i])
+        if demand == 0:
+            return (t, t), None
+        for e in range(t + 1, min(self.T - 1, int(self.live_end[i])) + 1):
+            if e - 1 >= t + 1 and self.mem.cover[e - 1] >= 0:
+                return None  # the interval cannot grow past another copy
+            if self.mem.time(t + 1, e) >= demand and self.mem.copy_fits(t + 1, e, demand):
+                return (t, e), (t + 1, e)
+        return None
+
+    def worth(self, i: int) -> float:
+        """What placing buffer i may add, given the plan so far: its marginal gain now, or what
+        it adds to the best completion of its latency table."""
+        j = int(self.d.table[i])
+        if j < 0:
+            return float(self.problem.benefit[i])
+        key = (j, int(self.table_mask[j]), int(self.table_left[j]), 1 << int(self.d.table_bit[i]))
+        if key not in self.worth_seen:
+            row, placed, left, bit = self.rows[j], *key[1:]
+            self.worth_seen[key] = max(row[placed | bit] - row[placed], _potential(row, placed, left, bit))
+        return self.worth_seen[key]
+
+    def commit(self, i: int, act: int, off: int, al, cp) -> None:
+        self.journal.append(i)
+        self.action[i], self.offset[i] = act, off
+        if self.d.table[i] >= 0:
+            self.table_mask[self.d.table[i]] |= 1 << int(self.d.table_bit[i])
+        if al is not None:
+            self.alloc[i] = al
+            self.mem.take(al[0], al[1], off, int(self.d.width[i]))
+        if cp is not None:
+            self.copy[i] = cp
+            self.mem.add_copy(cp[0], cp[1], int(self.d.demand[i]))
+
+    def undo(self, mark: int) -> None:
+        """Takes back the commits after the first `mark` (their cells were free, their copies
+        the latest)."""
+        while len(self.journal) > mark:
+            i = self.journal.pop()
+            if self.d.table[i] >= 0:
+                self.table_mask[self.d.table[i]] &= ~(1 << int(self.d.table_bit[i]))
+            if self.alloc[i, 0] >= 0:
+                self.mem.occ[self.alloc[i, 0]:self.alloc[i, 1] + 1, self.offset[i]:self.offset[i] + self.d.width[i]] = False
+            if self.copy[i, 0] >= 0:
+                self.mem.remove_copy(int(self.copy[i, 0]), int(self.copy[i, 1]), int(self.d.demand[i]))
+            self.action[i], self.offset[i], self.alloc[i], self.copy[i] = DROP, -1, -1, -1
+
+    def keep_gap(self, i: int, last, *, far_ok: bool = False) -> tuple[int, int] | None:
+        """The allocation that keeps buffer i's tensor from `last` (start, end, ...) to its use:
+        (-1, -1) if the tensor is still there, None if it cannot be kept or, unless `far_ok`,
+        if the gap is longer than `max_overlap` copies (XLA evicts then and prefetches again)."""
+        t, demand = int(self.target[i]), int(self.d.demand[i])
+        if last is None or last[0] > t:
+            return None
+        if last[1] >= t:
+            return (-1, -1)  # already there
+        gap = (int(last[1]) + 1, t)
+        if not far_ok and demand > 0 and self.mem.time(*gap) > self.max_overlap * demand:
+            return None
+        return gap
+
+    def can_pin(self, i: int, members: np.ndarray) -> bool:
+        """Buffer i writes a tensor that may be pinned, and `members` hold all its buffers."""
+        k = self.d.tensor[i]
+        return (self.pins != "never" and bool(self.d.pinnable[i])
+                and int(np.sum(self.d.tensor[members] == k)) == self.tensor_count[k])
+
+    def pin_pays(self, members: np.ndarray) -> bool:
+        """XLA would keep the tensor that members[0] writes in fast memory all its life: no gap
+        between its uses, nor its life after the last one, is longer than `max_overlap` copies."""
+        times = self.target[members]
+        ends = np.append(times[1:], self.live_end[members[0]])
+        demand = np.append(self.d.demand[members[1:]], self.d.demand[members[0]])
+        gap = self.mem.elapsed[ends + 1] - self.mem.elapsed[times + 1]
+        return bool(np.all((demand == 0) | (gap <= self.max_overlap * demand)))
+
+    def pin(self, members: np.ndarray, off: int) -> None:
+        """Pins the (whole) tensors of `members` at `off`: each output's allocation is its live
+        range, and the later buffers are NoCopy served from it (no allocation of their own)."""
+        for i in members:
+            i = int(i)
+            alloc = (int(self.live_start[i]), int(self.live_end[i])) if self.is_output[i] else None
+            self.commit(i, NOCOPY, off, alloc, None)
+
+    def place_tensor(self, members: np.ndarray) -> None:
+        """An unaliased tensor: pinned whole if XLA would keep it in fast memory all its life, or
+        if that places more than copying it (tried first, then undone), else `copy_tensor`."""
+        first = int(members[0])
+        if self.is_output[first] and self.can_pin(first, members):
+            off = self.mem.best_fit(np.arange(self.live_start[first], self.live_end[first] + 1), int(self.d.width[first]))
+            value = sum(self.worth(int(i)) for i in members)
+            if off >= 0 and value > 0:
+                mark = len(self.journal)
+                if not self.pin_pays(members) and self.copy_tensor(members) >= value:
+                    return
+                self.undo(mark)
+                self.pin(members, off)
+                return
+        self.copy_tensor(members)
+
+    def copy_tensor(self, members: np.ndarray, decided: np.ndarray | None = None) -> float:
+        """Each use of an unaliased tensor keeps, prefetches or leaves independently; returns what
+        the placed uses are worth. Uses already placed are kept as they are (the tensor's
+        allocations continue from them). `decided`: the action wanted per member (placer mode:
+        a Drop is left, the others placed whatever they are worth, their own action first)."""
+        placed = []  # what each placed use is worth when placed
+
+        def place(i: int, act: int, off: int, al, cp) -> None:
+            placed.append(self.worth(i))
+            self.commit(i, act, off, al, cp)
+
+        last = None  # (start, end, offset) of the tensor's allocation with the latest end
+        for n_, i in enumerate(members):
+            i, t, w = int(i), int(self.target[i]), int(self.d.width[i])
+            if self.action[i] != DROP:  # placed before (the placer's first pass)
+                if self.alloc[i, 0] >= 0 and (last is None or self.alloc[i, 1] >= last[1]):
+                    last = (int(self.alloc[i, 0]), int(self.alloc[i, 1]), int(self.offset[i]))
+                continue
+            if decided is not None:
+                if decided[n_] == DROP:
+                    continue
+            else:
+                # An output is also worth what it lets later uses keep without a copy.
+                later = sum(max(self.worth(int(j)), 0.0) for j in members[n_ + 1:]) if self.is_output[i] else 0
+                if self.worth(i) + later <= 0:
+                    continue
+            if self.is_output[i]:
+                out = self.output_copy(i)
+                off = -1 if out is None else self.mem.best_fit(np.arange(out[0][0], out[0][1] + 1), w)
+                if out is not None and off >= 0:
+                    place(i, COPY, off, out[0], out[1])
+                    last = (out[0][0], out[0][1], off)
+                continue
+            # Keep it in fast memory (a decided NoCopy: however long the gap), else prefetch it.
+            keep_first = decided is not None and decided[n_] == NOCOPY
+            gap = self.keep_gap(i, last, far_ok=keep_first) if decided is None or keep_first else None
+            if gap == (-1, -1):
+                place(i, NOCOPY, last[2], None, None)
+                continue
+            if gap is not None and self.mem.free(gap[0], gap[1], last[2], w):
+                place(i, NOCOPY, last[2], gap, None)
+                last = (last[0], t, last[2])
+                continue
+            pre = self.input_copy(i, None)
+            if pre is not None:
+                place(i, COPY, pre[2], pre[0], pre[1])
+                if last is None or t >= last[1]:
+                    last = (pre[0][0], t, pre[2])
+                continue
+            gap = self.keep_gap(i, last, far_ok=True)  # no prefetch fits: keep it after all
+            if gap is not None and self.mem.free(gap[0], gap[1], last[2], w):
+                place(i, NOCOPY, last[2], gap, None)
+                last = (last[0], t, last[2])
+        return sum(placed)
+
+    def place_group(self, members: np.ndarray) -> None:
+        """An alias group: every member placed, at one offset, or none."""
+        snap = self.mem.snapshot()
+        decided = []  # (buffer, action, alloc, copy)
+        last: dict[int, tuple[int, int]] = {}  # tensor -> (start, end)
+        for i in members:
+            i, k = int(i), int(self.d.tensor[i])
+            if self.is_output[i]:
+                pinnable = self.can_pin(i, members)
+                out = None if pinnable and self.pin_pays(members[self.d.tensor[members] == k]) else self.output_copy(i)
+                if out is not None:
+                    choice = (i, COPY, out[0], out[1])
+                elif pinnable:  # pinned: its later buffers find it there (keep_gap is (-1, -1))
+                    choice = (i, NOCOPY, (int(self.live_start[i]), int(self.live_end[i])), None)
+                else:
+                    break
+            else:
+                prev = last.get(k)
+                gap = self.keep_gap(i, None if prev is None else (*prev, 0))
+                if gap == (-1, -1):
+                    choice = (i, NOCOPY, None, None)
+                elif gap is not None:
+                    choice = (i, NOCOPY, gap, None)
+                else:
+                    pre = self.input_copy(i, fixed_offset=0)  # offset decided below
+                    if pre is not None:
+                        choice = (i, COPY, pre[0], pre[1])
+                    else:  # no prefetch fits: keep it after all, if it is in fast memory
+                        gap = self.keep_gap(i, None if prev is None else (*prev, 0), far_ok=True)
+                        if gap is None:
+                            break
+                        choice = (i, NOCOPY, None if gap == (-1, -1) else gap, None)
+            if choice[3] is not None:  # reserve the copy so that later members see it
+                self.mem.add_copy(choice[3][0], choice[3][1], int(self.d.demand[i]))
+            decided.append(choice)
+            if choice[2] is not None and (k not in last or choice[2][1] >= last[k][1]):
+                last[k] = (choice[2][0] if choice[1] == COPY or k not in last else last[k][0], choice[2][1])
+        self.mem.restore(snap)
+        if len(decided) < len(members):
+            return
+        steps = np.unique(np.concatenate([np.arange(a[0], a[1] + 1) for _, _, a, _ in decided
+                                          if a is not None] or [np.zeros(0, np.int64)]))
+        off = self.mem.best_fit(steps, int(self.d.width[members[0]]))
+        if off < 0:
+            return
+        for i, act, al, cp in decided:
+            self.commit(i, act, off, al, cp)
+
+    def place_decided(self, members: np.ndarray) -> None:
+        """The placer's first pass: the uses `decisions` places, by its actions where possible."""
+        want = self.decisions[members]
+        if not np.any(want != DROP):
+            return
+        first = int(members[0])
+        if self.aliased[first]:
+            if np.all(want != DROP):
+                self.place_group(members)
+            return
+        if self.is_output[first] and want[0] == NOCOPY and self.can_pin(first, members):
+            off = self.mem.best_fit(np.arange(self.live_start[first], self.live_end[first] + 1), int(self.d.width[first]))
+            if off >= 0:
+                self.pin(members, off)
+                return
+        self.copy_tensor(members, want)
+
+    def pin_first(self, deadline: float | None) -> bool:
+        """The pinning greedy's pins, at the lowest offsets (pins "first", "first-kept", "only").
+        Returns whether the deadline stopped it."""
+        problem, d = self.problem, self.d
+        for unit in pin_order(problem, d, self.est):
+            if deadline is not None and time.perf_counter() > deadline:
+                return True
+            if self.pins == "first-kept" and not all(self.pin_pays(unit[d.tensor[unit] == k])
+                                                     for k in np.unique(d.tensor[unit])):
+                continue
+            off = self.mem.best_fit(unit_steps(problem, unit), int(d.width[unit[0]]), lowest=True)
+            if off >= 0:
+                self.pin(unit, off)
+        return False
+
+    def run(self, passes: list, deadline: float | None) -> bool:
+        """Places the work items of each pass ("plan", "decided" or "grow"). Returns whether
+        the deadline stopped it."""
+        action, d = self.action, self.d
+        for kind, work in passes:
+            for members in work:
+                if deadline is not None and time.perf_counter() > deadline:
+                    return True
+                if kind == "decided":
+                    self.place_decided(members)
+                    continue
+                if kind == "plan" and np.any(action[members] != DROP):
+                    continue  # pinned first
+                if self.aliased[members[0]]:
+                    if np.all(action[members] == DROP) and sum(self.worth(int(i)) for i in members) > 0:
+                        self.place_group(members)
+                elif kind == "grow" and np.any(action[members] != DROP):
+                    self.copy_tensor(members)  # the uses still in slow memory, continuing the placed ones
+                else:
+                    self.place_tensor(members)
+                for i in members[(action[members] == DROP) & (d.table[members] >= 0)]:
+                    self.table_left[d.table[i]] |= 1 << int(d.table_bit[i])
+        return False
+
+
+def _work_items(problem: Problem, d: Discretized, est: np.ndarray) -> list[np.ndarray]:
+    """Alias groups whole, unaliased tensors whole (their uses decided one by one), by
+    estimated benefit per square root of size, then size, then length, then first buffer."""
+    aliased = problem.alias_id >= 0
+    key = np.where(aliased, d.group, -1 - d.tensor)
+    # One stable sort groups them (buffer order kept in each): linear-log, where a scan per key
+    # was quadratic (a 3-million-buffer file took minutes before the first plan).
+    by_key = np.argsort(key, kind="stable")
+    cuts = np.flatnonzero(np.diff(key[by_key])) + 1
+    items = np.split(by_key, cuts) if key.size else []
+    size = problem.size.astype(np.float64)
+    live_start, live_end = problem.live_start, problem.live_end
+
+    def priority(members: np.ndarray):
+        benefit = float(np.sum(est[members]))
+        length = int(live_end[members].max() - live_start[members].min() + 1)
+        s = float(size[members].max())
+        return (-benefit / np.sqrt(max(s, 1.0)), -s, -length, int(members[0]))
+
+    items.sort(key=priority)
+    return items
+
+
 def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
          preferred_overlap: float = PREFERRED_OVERLAP, min_overlap: float = MIN_OVERLAP,
          max_overlap: float = MAX_OVERLAP, prepared: tuple[Discretized, np.ndarray] | None = None,
@@ -103,342 +451,18 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
         d = discretize(problem, rules)
         prepared = (d, benefit_estimate(problem, d))
     d, est = prepared
-    n, T = problem.num_buffers, problem.num_steps
-    mem = Memory(d, T)
-    target, is_output = problem.target_time, problem.is_output
-    live_start, live_end = problem.live_start, problem.live_end
-
-    action = np.full(n, DROP, np.int64)
-    offset = np.full(n, -1, np.int64)
-    alloc = np.full((n, 2), -1, np.int64)
-    copy = np.full((n, 2), -1, np.int64)
-
-    def prefetch_starts(i: int) -> list[int]:
-        """Copy starts for input buffer i, nearest the preferred overlap first."""
-        t, demand = int(target[i]), int(d.demand[i])
-        lo = int(d.copy_from[i])
-        if t - 1 < lo:
-            return []
-        s = np.arange(lo, t)
-        overlap = (mem.elapsed[t] - mem.elapsed[s]) / max(demand, 1)
-        enough = overlap >= min_overlap
-        if not enough.any():
-            return []
-        # The latest start with enough overlap is always a candidate, even when one step is
-        # already longer than max_overlap copies (the bound only limits how early to start).
-        ok = enough & ((overlap <= max_overlap) | (s == s[enough].max()))
-        s, overlap = s[ok], overlap[ok]
-        order = np.argsort(np.abs(overlap - preferred_overlap), kind="stable")
-        return [int(x) for x in s[order[:MAX_START_TRIES]]]
-
-    def input_copy(i: int, fixed_offset: int | None):
-        """(alloc, copy interval, offset) of a prefetch for input buffer i, or None."""
-        t, demand, w = int(target[i]), int(d.demand[i]), int(d.width[i])
-        if demand == 0:
-            starts, zero = [t], True
-        else:
-            starts, zero = prefetch_starts(i), False
-        for s in starts:
-            if not zero and not mem.copy_fits(s, t - 1, demand):
-                continue
-            if fixed_offset is None:
-                off = mem.best_fit(np.arange(s, t + 1), w)
-                if off < 0:
-                    continue
-            else:
-                off = fixed_offset
-            return (s, t), (None if zero else (s, t - 1)), off
-        return None
-
-    def output_copy(i: int):
-        """(alloc, copy interval) of an output buffer written at its target and copied out (evicted)
-        as early as the engine allows, or None."""
-        t, demand = int(target[i]), int(d.demand[i])
-        if demand == 0:
-            return (t, t), None
-        for e in range(t + 1, min(T - 1, int(live_end[i])) + 1):
-            if e - 1 >= t + 1 and mem.cover[e - 1] >= 0:
-                return None  # the interval cannot grow past another copy
-            if mem.time(t + 1, e) >= demand and mem.copy_fits(t + 1, e, demand):
-                return (t, e), (t + 1, e)
-        return None
-
-    rows = _table_rows(problem, d)
-    table_mask = np.zeros(d.gain.shape[0], np.int64)  # placed buffers per latency table
-    table_left = np.zeros(d.gain.shape[0], np.int64)  # buffers decided to stay slow
-
-    worth_seen: dict[tuple[int, int, int, int], float] = {}  # (table, placed, left, bit) -> worth
-
-    def worth(i: int) -> float:
-        """What placing buffer i may add, given the plan so far: its marginal gain now, or what
-        it adds to the best completion of its latency table."""
-        j = int(d.table[i])
-        if j < 0:
-            return float(problem.benefit[i])
-        key = (j, int(table_mask[j]), int(table_left[j]), 1 << int(d.table_bit[i]))
-        if key not in worth_seen:
-            row, placed, left, bit = rows[j], *key[1:]
-            worth_seen[key] = max(row[placed | bit] - row[placed], _potential(row, placed, left, bit))
-        return worth_seen[key]
-
-    journal: list[int] = []  # committed buffers, in order (for `undo`)
-
-    def commit(i: int, act: int, off: int, al, cp) -> None:
-        journal.append(i)
-        action[i], offset[i] = act, off
-        if d.table[i] >= 0:
-            table_mask[d.table[i]] |= 1 << int(d.table_bit[i])
-        if al is not None:
-            alloc[i] = al
-            mem.take(al[0], al[1], off, int(d.width[i]))
-        if cp is not None:
-            copy[i] = cp
-            mem.add_copy(cp[0], cp[1], int(d.demand[i]))
-
-    def undo(mark: int) -> None:
-        """Takes back the commits after the first `mark` (their cells were free, their copies
-        the latest)."""
-        while len(journal) > mark:
-            i = journal.pop()
-            if d.table[i] >= 0:
-                table_mask[d.table[i]] &= ~(1 << int(d.table_bit[i]))
-            if alloc[i, 0] >= 0:
-                mem.occ[alloc[i, 0]:alloc[i, 1] + 1, offset[i]:offset[i] + d.width[i]] = False
-            if copy[i, 0] >= 0:
-                mem.remove_copy(int(copy[i, 0]), int(copy[i, 1]), int(d.demand[i]))
-            action[i], offset[i], alloc[i], copy[i] = DROP, -1, -1, -1
-
-    def keep_gap(i: int, last, *, far_ok: bool = False) -> tuple[int, int] | None:
-        """The allocation that keeps buffer i's tensor from `last` (start, end, ...) to its use:
-        (-1, -1) if the tensor is still there, None if it cannot be kept or, unless `far_ok`,
-        if the gap is longer than `max_overlap` copies (XLA evicts then and prefetches again)."""
-        t, demand = int(target[i]), int(d.demand[i])
-        if last is None or last[0] > t:
-            return None
-        if last[1] >= t:
-            return (-1, -1)  # already there
-        gap = (int(last[1]) + 1, t)
-        if not far_ok and demand > 0 and mem.time(*gap) > max_overlap * demand:
-            return None
-        return gap
-
-    tensor_count = np.bincount(d.tensor, minlength=n)
-
-    def can_pin(i: int, members: np.ndarray) -> bool:
-        """Buffer i writes a tensor that may be pinned, and `members` hold all its buffers."""
-        k = d.tensor[i]
-        return pins != "never" and bool(d.pinnable[i]) and int(np.sum(d.tensor[members] == k)) == tensor_count[k]
-
-    def pin_pays(members: np.ndarray) -> bool:
-        """XLA would keep the tensor that members[0] writes in fast memory all its life: no gap
-        between its uses, nor its life after the last one, is longer than `max_overlap` copies."""
-        times = target[members]
-        ends = np.append(times[1:], live_end[members[0]])
-        demand = np.append(d.demand[members[1:]], d.demand[members[0]])
-        gap = mem.elapsed[ends + 1] - mem.elapsed[times + 1]
-        return bool(np.all((demand == 0) | (gap <= max_overlap * demand)))
-
-    def pin(members: np.ndarray, off: int) -> None:
-        """Pins the (whole) tensors of `members` at `off`: each output's allocation is its live
-        range, and the later buffers are NoCopy served from it (no allocation of their own)."""
-        for i in members:
-            i = int(i)
-            commit(i, NOCOPY, off, (int(live_start[i]), int(live_end[i])) if is_output[i] else None, None)
-
-    def place_tensor(members: np.ndarray) -> None:
-        """An unaliased tensor: pinned whole if XLA would keep it in fast memory all its life, or
-        if that places more than copying it (tried first, then undone), else `copy_tensor`."""
-        first = int(members[0])
-        if is_output[first] and can_pin(first, members):
-            off = mem.best_fit(np.arange(live_start[first], live_end[first] + 1), int(d.width[first]))
-            value = sum(worth(int(i)) for i in members)
-            if off >= 0 and value > 0:
-                mark = len(journal)
-                if not pin_pays(members) and copy_tensor(members) >= value:
-                    return
-                undo(mark)
-                pin(members, off)
-                return
-        copy_tensor(members)
-
-    def copy_tensor(members: np.ndarray, decided: np.ndarray | None = None) -> float:
-        """Each use of an unaliased tensor keeps, prefetches or leaves independently; returns what
-        the placed uses are worth. Uses already placed are kept as they are (the tensor's
-        allocations continue from them). `decided`: the action wanted per member (placer mode:
-        a Drop is left, the others placed whatever they are worth, their own action first)."""
-        placed = []  # what each placed use is worth when placed
-
-        def place(i: int, act: int, off: int, al, cp) -> None:
-            placed.append(worth(i))
-            commit(i, act, off, al, cp)
-
-        last = None  # (start, end, offset) of the tensor's allocation with the latest end
-        for n_, i in enumerate(members):
-            i, t, w = int(i), int(target[i]), int(d.width[i])
-            if action[i] != DROP:  # placed before (the placer's first pass)
-                if alloc[i, 0] >= 0 and (last is None or alloc[i, 1] >= last[1]):
-                    last = (int(alloc[i, 0]), int(alloc[i, 1]), int(offset[i]))
-                continue
-            if decided is not None:
-                if decided[n_] == DROP:
-                    continue
-            else:
-                # An output is also worth what it lets later uses keep without a copy.
-                later = sum(max(worth(int(j)), 0.0) for j in members[n_ + 1:]) if is_output[i] else 0
-                if worth(i) + later <= 0:
-                    continue
-            if is_output[i]:
-                out = output_copy(i)
-                off = -1 if out is None else mem.best_fit(np.arange(out[0][0], out[0][1] + 1), w)
-                if out is not None and off >= 0:
-                    place(i, COPY, off, out[0], out[1])
-                    last = (out[0][0], out[0][1], off)
-                continue
-            # Keep it in fast memory (a decided NoCopy: however long the gap), else prefetch it.
-            keep_first = decided is not None and decided[n_] == NOCOPY
-            gap = keep_gap(i, last, far_ok=keep_first) if decided is None or keep_first else None
-            if gap == (-1, -1):
-                place(i, NOCOPY, last[2], None, None)
-                continue
-            if gap is not None and mem.free(gap[0], gap[1], last[2], w):
-                place(i, NOCOPY, last[2], gap, None)
-                last = (last[0], t, last[2])
-                continue
-            pre = input_copy(i, None)
-            if pre is not None:
-                place(i, COPY, pre[2], pre[0], pre[1])
-                if last is None or t >= last[1]:
-                    last = (pre[0][0], t, pre[2])
-                continue
-            gap = keep_gap(i, last, far_ok=True)  # no prefetch fits: keep it after all
-            if gap is not None and mem.free(gap[0], gap[1], last[2], w):
-                place(i, NOCOPY, last[2], gap, None)
-                last = (last[0], t, last[2])
-        return sum(placed)
-
-    def place_group(members: np.ndarray) -> None:
-        """An alias group: every member placed, at one offset, or none."""
-        snap = mem.snapshot()
-        decided = []  # (buffer, action, alloc, copy)
-        last: dict[int, tuple[int, int]] = {}  # tensor -> (start, end)
-        for i in members:
-            i, k = int(i), int(d.tensor[i])
-            if is_output[i]:
-                pinnable = can_pin(i, members)
-                out = None if pinnable and pin_pays(members[d.tensor[members] == k]) else output_copy(i)
-                if out is not None:
-                    choice = (i, COPY, out[0], out[1])
-                elif pinnable:  # pinned: its later buffers find it there (keep_gap is (-1, -1))
-                    choice = (i, NOCOPY, (int(live_start[i]), int(live_end[i])), None)
-                else:
-                    break
-            else:
-                prev = last.get(k)
-                gap = keep_gap(i, None if prev is None else (*prev, 0))
-                if gap == (-1, -1):
-                    choice = (i, NOCOPY, None, None)
-                elif gap is not None:
-                    choice = (i, NOCOPY, gap, None)
-                else:
-                    pre = input_copy(i, fixed_offset=0)  # offset decided below
-                    if pre is not None:
-                        choice = (i, COPY, pre[0], pre[1])
-                    else:  # no prefetch fits: keep it after all, if it is in fast memory
-                        gap = keep_gap(i, None if prev is None else (*prev, 0), far_ok=True)
-                        if gap is None:
-                            break
-                        choice = (i, NOCOPY, None if gap == (-1, -1) else gap, None)
-            if choice[3] is not None:  # reserve the copy so that later members see it
-                mem.add_copy(choice[3][0], choice[3][1], int(d.demand[i]))
-            decided.append(choice)
-            if choice[2] is not None and (k not in last or choice[2][1] >= last[k][1]):
-                last[k] = (choice[2][0] if choice[1] == COPY or k not in last else last[k][0], choice[2][1])
-        mem.restore(snap)
-        if len(decided) < len(members):
-            return
-        steps = np.unique(np.concatenate([np.arange(a[0], a[1] + 1) for _, _, a, _ in decided
-                                          if a is not None] or [np.zeros(0, np.int64)]))
-        off = mem.best_fit(steps, int(d.width[members[0]]))
-        if off < 0:
-            return
-        for i, act, al, cp in decided:
-            commit(i, act, off, al, cp)
-
-    # Work items: alias groups whole, unaliased tensors whole (their uses decided one by one).
-    aliased = problem.alias_id >= 0
-    key = np.where(aliased, d.group, -1 - d.tensor)
-    # One stable sort groups them (buffer order kept in each): linear-log, where a scan per key
-    # was quadratic (a 3-million-buffer file took minutes before the first plan).
-    by_key = np.argsort(key, kind="stable")
-    cuts = np.flatnonzero(np.diff(key[by_key])) + 1
-    items = np.split(by_key, cuts) if key.size else []
-    size = problem.size.astype(np.float64)
-
-    def priority(members: np.ndarray):
-        benefit = float(np.sum(est[members]))
-        length = int(live_end[members].max() - live_start[members].min() + 1)
-        s = float(size[members].max())
-        return (-benefit / np.sqrt(max(s, 1.0)), -s, -length, int(members[0]))
-
-    items.sort(key=priority)
-    stopped = False
-    if pins in ("first", "first-kept", "only"):  # the pinning greedy's pins, at the lowest offsets
-        for unit in pin_order(problem, d, est):
-            if deadline is not None and time.perf_counter() > deadline:
-                stopped = True
-                break
-            if pins == "first-kept" and not all(pin_pays(unit[d.tensor[unit] == k])
-                                                for k in np.unique(d.tensor[unit])):
-                continue
-            off = mem.best_fit(unit_steps(problem, unit), int(d.width[unit[0]]), lowest=True)
-            if off >= 0:
-                pin(unit, off)
-    def place_decided(members: np.ndarray) -> None:
-        """The placer's first pass: the uses `decisions` places, by its actions where possible."""
-        want = decisions[members]
-        if not np.any(want != DROP):
-            return
-        first = int(members[0])
-        if aliased[first]:
-            if np.all(want != DROP):
-                place_group(members)
-            return
-        if is_output[first] and want[0] == NOCOPY and can_pin(first, members):
-            off = mem.best_fit(np.arange(live_start[first], live_end[first] + 1), int(d.width[first]))
-            if off >= 0:
-                pin(members, off)
-                return
-        copy_tensor(members, want)
-
+    planner = _Planner(problem, d, est, pins=pins, preferred_overlap=preferred_overlap,
+                       min_overlap=min_overlap, max_overlap=max_overlap, decisions=decisions)
+    items = _work_items(problem, d, est)
+    stopped = planner.pin_first(deadline) if pins in ("first", "first-kept", "only") else False
     if decisions is not None:
         urgent = [] if first is None else [m for m in items if first[m].any()]
         decided = urgent + ([m for m in items if not first[m].any()] if urgent else items)
         passes = [("decided", decided)] + ([("grow", items)] if grow else [])
     else:
         passes = [("plan", items if pins != "only" else [])]
-    passes = [] if stopped else passes
-    for kind, work in passes:
-        for members in work:
-            if deadline is not None and time.perf_counter() > deadline:
-                stopped = True
-                break
-            if kind == "decided":
-                place_decided(members)
-                continue
-            if kind == "plan" and np.any(action[members] != DROP):
-                continue  # pinned above
-            if aliased[members[0]]:
-                if np.all(action[members] == DROP) and sum(worth(int(i)) for i in members) > 0:
-                    place_group(members)
-            elif kind == "grow" and np.any(action[members] != DROP):
-                copy_tensor(members)  # the uses still in slow memory, continuing the placed ones
-            else:
-                place_tensor(members)
-            for i in members[(action[members] == DROP) & (d.table[members] >= 0)]:
-                table_left[d.table[i]] |= 1 << int(d.table_bit[i])
-        if stopped:
-            break
-
+    stopped = stopped or planner.run(passes, deadline)
+    action, offset, alloc, copy = planner.action, planner.offset, planner.alloc, planner.copy
     solution = Solution(
         problem=problem.name, solver="heuristic-plan", ret=exact_return(problem, action, d),
         action=action, offset=np.where(offset >= 0, offset * d.col_bytes, -1),

@@ -18,7 +18,7 @@ from jaxmmap.solvers.base import Anytime, Result
 from jaxmmap.solvers.heuristic._moves import MOVES, improve
 from jaxmmap.solvers.heuristic._plan import MAX_OVERLAP, MIN_OVERLAP, PREFERRED_OVERLAP, benefit_estimate, plan
 
-__all__ = ["PLANS", "heuristic", "plan_policy", "replay"]
+__all__ = ["PLANS", "heuristic", "plan_policy", "play_plan"]
 
 # The heuristic's plans, in the order it makes them (`plan`'s pin modes): XLA's with pins where
 # they pay; the pinning greedy alone (cheap; so the heuristic never returns less than the
@@ -97,7 +97,7 @@ def heuristic(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Ru
             clock.offer(dataclasses.replace(improved, solver="heuristic"))
         info["placed"] = int(np.sum(improved.action != DROP))
     if mode in ("game", "best"):
-        solution = replay(problem, best.action, rules)
+        solution = play_plan(problem, best.action, rules)
         info.update(game_return=float(solution.ret),
                     followed=int(np.sum(solution.action == best.action)),
                     restores=int(solution.metadata["restores"]))
@@ -105,7 +105,7 @@ def heuristic(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Ru
     return clock.result(**info)
 
 
-def replay(problem: Problem, planned: np.ndarray, rules: Rules = Rules(), *,
+def play_plan(problem: Problem, planned: np.ndarray, rules: Rules = Rules(), *,
            solver: str = "heuristic") -> Solution:
     """Plays `planned` (an action per buffer) in the JAX game with the fallback order of the
     module docstring and the Drop-backup; returns the finished game's solution."""
@@ -118,5 +118,5 @@ def replay(problem: Problem, planned: np.ndarray, rules: Rules = Rules(), *,
 
 @jax.jit
 def _replay_game(instance, planned):
-    """One compile per padded shape, shared by every call of `replay`."""
+    """One compile per padded shape, shared by every call of `play_plan`."""
     return rollout(instance, jax.random.key(0), plan_policy(planned), backup=True)
