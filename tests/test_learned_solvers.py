@@ -111,8 +111,7 @@ def test_later_value_sums_the_later_buffers_of_the_tensor():
     np.testing.assert_array_equal(np.asarray(ctx.static[:4, observation.NUM_STATIC - 2]), [1, 0, 0, 0])
 
 
-@pytest.mark.parametrize("seed", [0, 1, pytest.param(2, marks=pytest.mark.slow),  # 2 and 4: -m slow
-                                  pytest.param(4, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("seed", [0] + [pytest.param(s, marks=pytest.mark.slow) for s in (1, 2, 4)])  # -m slow: 1, 2, 4
 def test_valid_and_never_above_the_optimum(seed):
     problem = tiny(seed)
     best = exhaustive(problem, 60, 0, rules=RULES)

@@ -35,7 +35,6 @@ class Instance:
       table_bit: int32[N] the buffer's bit in its table.
       valid: bool[N] False for padding.
       pinnable: bool[N] NoCopy of the buffer may pin its tensor (see `rules.Discretized`).
-      tensor_last: int32[N] per dense tensor id, the index of its last buffer (-1 if none).
       group_first: int32[N] per dense group id, the index of its first buffer (-1 if none).
       prev_in_group, prev_in_tensor: int32[N] the previous buffer of the same alias group, of
         the same tensor (-1 if none): the game reads a group's and a tensor's state there.
@@ -63,7 +62,6 @@ class Instance:
     table_bit: jax.Array
     valid: jax.Array
     pinnable: jax.Array
-    tensor_last: jax.Array
     group_first: jax.Array
     prev_in_group: jax.Array
     prev_in_tensor: jax.Array
@@ -138,7 +136,6 @@ def make_instance(problem: Problem, rules: Rules = Rules(), *, num_buffers: int 
         table_bit=pad(d.table_bit, N, 0, i32),
         valid=pad(np.ones(n, bool), N, False, bool),
         pinnable=pad(d.pinnable, N, False, bool),
-        tensor_last=pad(np.concatenate([d.tensor_last, spare]), N, -1, i32),
         group_first=pad(np.concatenate([group_first[:n], spare]), N, -1, i32),
         prev_in_group=pad(prev_group, N, -1, i32),
         prev_in_tensor=pad(prev_tensor, N, -1, i32),
