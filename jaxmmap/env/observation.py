@@ -15,13 +15,10 @@ Work that depends only on the instance (the static features of every buffer, the
 is done once per rollout batch by `context(instance)`; a move then gathers one row of it and
 adds the few dynamic features of the current decision.
 
-## Decision features
-scorer of the three actions. Shared by the ES and EGRL solvers.
+Everything here is pure `jnp` on a `game.State`: no host work, so it runs at every move of
+thousands of `vmap`ped games.
 
-Everything here is pure `jnp` on a `game.State`: no host work, so the policy runs at every move
-of thousands of `vmap`ped games. Work that depends only on the instance (the static features of
-every buffer, the reward scale) is done once per rollout batch by `context(instance)`; a move
-then gathers one row of it and adds the few dynamic features of the current decision.
+## Decision features
 
 Features (all float32, roughly O(1); `s` is the instance's reward scale, see `Context`):
 
@@ -71,12 +68,8 @@ Action features `y`: float32[3, NUM_ACTION_FEATURES], one row per action (Copy, 
   5     top              (offset + width) / columns: how high in memory it lands; 0 for none.
   ====  ===============  =======================================================================
 
-The feature vector is `phi = concat(x, y.ravel())`, float32[NUM_FEATURES]. The policy scores
-the actions with `phi @ w + b` (+ an MLP of phi when `hidden > 0`) and masks illegal actions
-with -1e9. `init_params(greedy=True)` sets the weights so that the score is the reward feature
-of Copy and NoCopy and 0 for Drop, plus tiny biases that break ties Copy > NoCopy > Drop: the
-argmax policy then plays exactly like `play.greedy_policy` (the transform of the reward is
-monotone and maps 0 to 0), which is a strong start for search.
+The feature vector is `phi = concat(x, y.ravel())`, float32[NUM_FEATURES]; `greedy_scores(phi)`
+reads the greedy policy's scores from it (the ES/EGRL scorer is `jaxmmap.solvers.evolution.policy`).
 
 ## The observation
 

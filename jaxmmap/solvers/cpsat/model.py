@@ -106,7 +106,7 @@ class _Model:
         """The model's variables and constraints, group by group (the module docstring)."""
         self.p = p = problem
         self.rules = rules
-        self.m = m = cp_model.CpModel()  # noqa: F841 (the methods below add to it)
+        self.m = cp_model.CpModel()  # the methods below add the variables and constraints
         n, T, mem = p.num_buffers, p.num_steps, int(p.memory_size)
         self.n, self.T = n, T
         t = p.target_time.astype(np.int64)

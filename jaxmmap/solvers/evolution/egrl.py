@@ -296,15 +296,19 @@ def _encode(cfg: Config, actions: jax.Array) -> jax.Array:
 # ---------------------------------------------------------------------------- generation
 
 
+def _ravel(params) -> jax.Array:
+    """The policy's parameters as one flat vector (a neural chromosome)."""
+    return jax.flatten_util.ravel_pytree(params)[0]
+
+
 def _init_state(cfg: Config, key: jax.Array, instance: Instance, actor_tx, critic_tx) -> EgrlState:
     """Generation 0: the neural population around the greedy policy, uniform Boltzmann
     chromosomes, a fresh SAC learner whose actor is the greedy policy, an empty replay."""
     pn, pb = cfg.neural, cfg.boltzmann
-    ravel = lambda p: jax.flatten_util.ravel_pytree(p)[0]  # noqa: E731
     n = instance.width.shape[0]
     ks = jax.random.split(key, 6)
     greedy = policy.init_params(ks[0], hidden=cfg.hidden)
-    flat = ravel(greedy)
+    flat = _ravel(greedy)
     noise = cfg.neural_sigma * jax.random.normal(ks[1], (pn, flat.shape[0]))
     neural = flat[None, :] + noise.at[0].set(0.0)
     # Until the greedy game has been played (generation 0), the chromosomes are uniform:
@@ -365,7 +369,6 @@ def make_generation(cfg: Config):
     figures (best, best_neural, best_boltzmann, best_learner, critic_loss, actor_loss)."""
     template = policy.init_params(jax.random.key(0), hidden=cfg.hidden)
     _, unravel = jax.flatten_util.ravel_pytree(template)
-    ravel = lambda p: jax.flatten_util.ravel_pytree(p)[0]  # noqa: E731
     actor_tx = optax.adam(cfg.actor_lr)
     critic_tx = optax.adam(cfg.critic_lr)
     pn, pb, pl = cfg.neural, cfg.boltzmann, cfg.learner_games
@@ -382,7 +385,7 @@ def make_generation(cfg: Config):
         # records `record` random moves among the first N (more only with Drop-backup restores).
         kinds = jnp.concatenate([jnp.full(pn, NEURAL_ARGMAX), jnp.full(pb, BOLTZMANN),
                                  jnp.full(pl, NEURAL_SAMPLE)]).astype(jnp.int32)
-        actor_flat = ravel(learner.actor)
+        actor_flat = _ravel(learner.actor)
         flat = jnp.concatenate([pop.neural, jnp.zeros((pb, pop.neural.shape[1])),
                                 jnp.broadcast_to(actor_flat, (pl, actor_flat.shape[0]))])
         logits = jnp.concatenate([jnp.zeros((pn, n, 3)), pop.logits, jnp.zeros((pl, n, 3))])
@@ -420,7 +423,7 @@ def make_generation(cfg: Config):
         logits_b = jnp.where(first, jnp.broadcast_to(encoded[0], logits_b.shape), logits_b)
         temps_b = jnp.where(first, pop.log_temp, temps_b)
         migrate = (search.generation + 1) % cfg.migrate_every == 0
-        neural = neural.at[-1].set(jnp.where(migrate, ravel(learner.actor), neural[-1]))
+        neural = neural.at[-1].set(jnp.where(migrate, _ravel(learner.actor), neural[-1]))
         # (the last slot holds the child of the weakest lineage; elites come first)
 
         best = jnp.argmax(returns)
