@@ -3,8 +3,10 @@ return on real solutions."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+import signal
 
 import numpy as np
 import pytest
@@ -12,7 +14,8 @@ from builders import make_problem, make_solution
 
 from jaxmmap import Rules, bundled, validate
 from jaxmmap.core.problem import COPY, DROP, NOCOPY
-from jaxmmap.core.simulator import correlation, latency, step_latency
+from jaxmmap.core import suite
+from jaxmmap.core.simulator import _Engine, correlation, latency, step_latency
 from jaxmmap.solvers import solve
 
 NONE = (-1, -1)
@@ -177,3 +180,48 @@ def test_copies_planned_within_the_supply_never_stall_when_steps_take_their_supp
     for name in ("greedy", "heuristic"):
         solution = solve(problem, name, budget_s=5, rules=Rules()).solution
         assert simulate(flat, solution).stalled == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_remainder_too_small_to_move_the_clock_still_ends_the_copy():
+    # suite:resnet50_infer@dram_pmem-25 under its heuristic solution: at t = 33388.12 a copy had
+    # 1.92e-12 left, which adds nothing to the clock in float64; the engine looped forever.
+    engine = _Engine(np.array([1.0]))
+    engine.release(33388.12, 1, 0)
+    engine.left[0] = 1.92e-12
+    with _deadline(5):
+        assert engine.finish(1) == 33388.12
+    assert engine.ended[0] == 33388.12 and not engine._waiting(1)
+
+
+def test_the_heuristic_solution_that_hung_the_simulator():
+    problem = suite.load("resnet50_infer@dram_pmem-25")
+    solution = solve(problem, "heuristic", budget_s=10, seed=0).solution
+    with _deadline(30):
+        timeline = latency(problem, solution)
+    # its supply is the all-fast time (imported): no stall, and the return is the time saved
+    assert timeline.stalled == pytest.approx(0.0, abs=1e-6)
+    assert timeline.total == pytest.approx(timeline.all_slow - solution.ret, rel=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", suite.names())
+def test_the_simulator_finishes_on_the_heuristic_solution_of_every_suite_instance(name):
+    problem = suite.load(name)
+    solution = solve(problem, "heuristic", budget_s=20, seed=0).solution
+    with _deadline(60):
+        timeline = latency(problem, solution)
+    assert timeline.total == pytest.approx(timeline.all_slow - solution.ret + timeline.stalled, rel=1e-6)
+
+
+@contextlib.contextmanager
+def _deadline(seconds: int):
+    """Raises TimeoutError in the test instead of hanging it (the simulator's failure mode)."""
+    def alarm(*_):
+        raise TimeoutError(f"still running after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

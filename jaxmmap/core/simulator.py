@@ -191,14 +191,19 @@ class _Engine:
             w, b = self.ready[0]
             if math.isnan(self.started[b]):
                 self.started[b] = self.time
-            stop = min(self.time + self.left[b], until,
-                       self.pending[0][0] if self.pending else math.inf)
-            self.left[b] -= stop - self.time
-            self.time = stop
-            if self.left[b] <= 1e-12 * max(1.0, self.demand[b]):
+            # every pass ends a copy, reaches a release or reaches `until`: a bounded number of
+            # events (no tolerance: a remainder too small to move the clock still ends the copy)
+            done = self.time + self.left[b]
+            stop = min(until, self.pending[0][0] if self.pending else math.inf)
+            if done <= stop:
                 heapq.heappop(self.ready)
-                self.ended[b] = self.time
+                self.left[b] = 0.0
+                self.time = done
+                self.ended[b] = done
                 self.open[w] -= 1
+            else:
+                self.left[b] -= stop - self.time
+                self.time = stop
 
     def finish(self, waiter: int | None) -> float:
         """When the copies that step `waiter` waits for are done (all copies, for None): runs
