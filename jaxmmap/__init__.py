@@ -12,8 +12,7 @@ Results:            latency (the simulated run of a solution: Timeline), plots, 
 The specification:  ReferenceGame (plain NumPy), docs/game.md
 """
 
-from jaxmmap import importer, solvers
-from jaxmmap.core import suite as benchmarks  # the bundled suite, `jaxmmap.benchmarks.load(name)`
+from jaxmmap import benchmarks, importer, solvers  # benchmarks: the bundled suite (core.suite)
 from jaxmmap.core.files import UserError
 from jaxmmap.core.io import bundled
 from jaxmmap.core.problem import (

@@ -1,14 +1,19 @@
-"""The `jaxmmap` command line: check, play, solve, compare, validate, latency, plot, report, import,
-generate.
+"""The `jaxmmap` command line: decide which tensors of a program live in fast memory.
 
-A PROBLEM argument is a file (`.json` or `.json.gz`), `bundled:NAME` for an instance shipped
-with the package (`bundled:tiny`), or `suite:NAME` for one of the benchmark suite
-(`jaxmmap.core.suite.names()`); `compare` also takes suite patterns (`suite:resnet*`).
+A PROBLEM is a file (.json or .json.gz), bundled:tiny (the small instance shipped with the
+package), or suite:NAME for an instance of the benchmark suite (`jaxmmap list` shows them);
+compare also takes patterns (suite:resnet*). Returns are the time the solution saves (the
+game's reward), latencies the simulated run time, both in the problem's time unit
+(microseconds for imported and generated problems); speed-ups are in percent.
 
-Each command imports what it runs when it runs (the imports inside the `_command` functions), so
-that `jaxmmap --help` and a mistake in the arguments answer without loading JAX; the layers
-still run one way (tests/test_layers.py counts these imports too).
+  jaxmmap list                                   the benchmark suite
+  jaxmmap solve suite:resnet18_infer@tpu_v4i-30 --solver heuristic -o sol.json
+  jaxmmap latency suite:resnet18_infer@tpu_v4i-30 sol.json
 """
+
+# Each command imports what it runs when it runs (inside the `_command` functions), so that
+# `jaxmmap --help` and a mistake in the arguments answer without loading JAX; the layers still
+# run one way (tests/test_layers.py counts these imports too).
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ import os
 import sys
 
 from jaxmmap.core.files import UserError, check_output
-from jaxmmap.core.io import columns_for, open_problem, open_problems, summarize
+from jaxmmap.core.io import columns_for, open_problem, open_problems, pressure_warning, summarize
 from jaxmmap.core.problem import (
     PROBLEM_FORMAT,
     Problem,
@@ -37,7 +42,24 @@ def _check(args) -> int:
         print(f"{args.file}: a well-formed solution for {solution.problem!r}, {solution.num_buffers} buffers")
         return 0
     problem = open_problem(args.file)
-    print(json.dumps(summarize(problem, columns_for(problem, args.columns)), indent=2))
+    summary = summarize(problem, columns_for(problem, args.columns))
+    print(json.dumps(summary, indent=2))
+    _warn(pressure_warning(summary))
+    return 0
+
+
+def _warn(line: str | None) -> None:
+    if line:
+        print(f"warning: {line}", file=sys.stderr)
+
+
+def _list(args) -> int:
+    from jaxmmap.core import suite
+    rows = suite.info()
+    print(f"{'instance':44} {'buffers':>8} {'steps':>6} {'pressure':>8}  (suite:NAME; docs/benchmarks.md)")
+    for row in rows:
+        print(f"{row['name']:44} {row['buffers']:>8,} {row['steps']:>6,} {row['memory_pressure']:>8.2f}")
+    print("bundled:tiny (a generated program); jaxmmap generate makes more")
     return 0
 
 
@@ -78,11 +100,28 @@ def _solve(args) -> int:
                    place=False if args.no_place else None, **options)
     if args.output:
         save_solution(result.solution, args.output)
-    print(json.dumps({"problem": problem.name, "solver": args.solver, "return": result.solution.ret,
-                      "seconds": round(result.seconds, 3), "valid": True, "info": result.info,
-                      "trace": [[round(t, 3), r] for t, r in result.trace],
-                      "solution": args.output}, indent=2))
+    out = {"problem": problem.name, "solver": args.solver, "return": result.solution.ret}
+    out.update(_speed(problem, result.solution, args.baseline_budget,
+                      result.solution if args.solver == "heuristic" else None))
+    out.update({"seconds": round(result.seconds, 3), "valid": True, "info": result.info,
+                "trace": [[round(t, 3), r] for t, r in result.trace], "solution": args.output})
+    print(json.dumps(out, indent=2))
     return 0
+
+
+def _speed(problem: Problem, solution, budget_s: float, heuristic=None) -> dict:
+    """The simulated speed beside a return (`harness.speed`); without the heuristic's figures
+    when `--baseline-budget 0`."""
+    from jaxmmap.core.simulator import latency
+    from jaxmmap.harness.speed import speed
+    if budget_s > 0 or heuristic is not None:
+        row = speed(problem, solution, against=heuristic, budget_s=budget_s)
+    else:
+        t = latency(problem, solution)
+        row = {"latency": t.total, "stall": t.stalled, "all_slow": t.all_slow,
+               "time_unit": problem.metadata.get("time_unit", "problem units")}
+    row.pop("return", None)
+    return row
 
 
 def _compare(args) -> int:
@@ -136,7 +175,7 @@ def _generate(args) -> int:
     check_output(args.output)
     problem = generate(args.seed, num_instructions=args.instructions,
                        memory_fraction=args.memory_fraction, inplace_prob=args.inplace_prob,
-                       loop_prob=args.loop_prob, latency_tables=args.latency_tables)
+                       loop_prob=args.loop_prob, latency_tables=args.latency_tables, supply=args.supply)
     save_problem(problem, args.output)
     print(f"{args.output}: {problem.num_buffers} buffers, {problem.num_steps} steps ({PROBLEM_FORMAT})")
     return 0
@@ -158,12 +197,20 @@ def _shape_struct(spec: str):
 
 
 def _import(args) -> int:
+    import warnings
+
+    with warnings.catch_warnings():  # the importer's pressure warning: printed below, once
+        warnings.simplefilter("ignore", UserWarning)
+        return _import_program(args)
+
+
+def _import_program(args) -> int:
     import importlib
 
     from jaxmmap.importer import from_hlo_text, from_jax
     from jaxmmap.importer.hlo import HloParseError
     check_output(args.output)
-    options = dict(hardware=args.hardware, fast_memory=args.fast_memory)
+    options = dict(hardware=args.hardware, fast_memory=args.fast_memory, memory_fraction=args.memory_fraction)
     if args.hlo:
         try:
             with open(args.hlo, encoding="utf-8") as f:
@@ -200,7 +247,9 @@ def _import(args) -> int:
     save_problem(problem, args.output)
     summary = summarize(problem, columns_for(problem, "auto"))
     print(json.dumps({"file": args.output, **{k: summary[k] for k in (
-        "name", "buffers", "steps", "tensors", "alias_groups", "memory_pressure")}}, indent=2))
+        "name", "buffers", "steps", "tensors", "alias_groups", "memory_size", "peak_live_bytes",
+        "memory_pressure")}}, indent=2))
+    _warn(pressure_warning(summary))
     return 0
 
 
@@ -216,18 +265,23 @@ def _checked_solutions(problem: Problem, paths: list[str], show_invalid: bool) -
 
 def _latency(args) -> int:
     from jaxmmap.core.simulator import latency
-    from jaxmmap.harness.report import BASELINE, baseline, speedup
+    from jaxmmap.harness.speed import BASELINE, baseline, speedup
     problem = open_problem(args.problem)
     solutions = _checked_solutions(problem, args.solutions, args.show_invalid)
     timelines = [latency(problem, s, allow_invalid=args.show_invalid) for s in solutions]
-    solutions.append(baseline(problem, solutions[0] if solutions else None))
-    timelines.append(latency(problem, solutions[-1]))
+    paths = list(args.solutions)
+    if args.baseline_budget > 0:
+        solutions.append(baseline(problem, solutions[0] if solutions else None, budget_s=args.baseline_budget))
+        timelines.append(latency(problem, solutions[-1]))
+        paths.append(BASELINE)
     out = [{"solution": path, "solver": s.solver, "valid": t.valid, "return": s.ret, "latency": t.total,
             "stall": t.stalled, "all_slow": t.all_slow,
             "speedup_over_all_slow_percent": speedup(t.all_slow, t.total),
-            "speedup_over_heuristic_percent": speedup(timelines[-1].total, t.total)}
-           for path, s, t in zip(args.solutions + [BASELINE], solutions, timelines)]
-    print(json.dumps({"problem": problem.name, "results": out}, indent=2))
+            **({"speedup_over_heuristic_percent": speedup(timelines[-1].total, t.total)}
+               if args.baseline_budget > 0 else {})}
+           for path, s, t in zip(paths, solutions, timelines)]
+    print(json.dumps({"problem": problem.name, "time_unit": problem.metadata.get("time_unit", "problem units"),
+                      "results": out}, indent=2))
     return 0
 
 
@@ -251,7 +305,7 @@ def _plot(args) -> int:
 def _report(args) -> int:
     from jaxmmap.harness.report import report
     text = report(args.sources, args.output, layouts=not args.no_layouts,
-                  allow_invalid=args.show_invalid)
+                  allow_invalid=args.show_invalid, baseline_budget_s=args.baseline_budget)
     print(text)
     return 0
 
@@ -259,6 +313,12 @@ def _report(args) -> int:
 def _solver_names() -> list[str]:
     from jaxmmap.solvers import SOLVERS
     return list(SOLVERS)
+
+
+def _baseline_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baseline-budget", type=float, default=10.0, metavar="S",
+                   help="seconds the heuristic may take where it is run as the baseline of the "
+                   "speed-ups (0: no speed-up over the heuristic)")
 
 
 def _rules_args(p: argparse.ArgumentParser) -> None:
@@ -286,6 +346,9 @@ def _solving_commands(sub) -> None:
     p.add_argument("--columns", default="auto", help="grid columns for the capacity-loss figures")
     p.set_defaults(run=_check)
 
+    p = sub.add_parser("list", help="list the benchmark suite's instances (suite:NAME)")
+    p.set_defaults(run=_list)
+
     p = sub.add_parser("play", help="play the game with a simple policy and write the best solution")
     p.add_argument("problem")
     p.add_argument("--policy", choices=("random", "greedy"), default="greedy")
@@ -307,6 +370,7 @@ def _solving_commands(sub) -> None:
     p.add_argument("--no-place", action="store_true",
                    help="keep the game's own placement (by default the solutions of the solvers "
                    "that play the game are placed physically: jaxmmap.place)")
+    _baseline_arg(p)
     _rules_args(p)
     p.set_defaults(run=_solve)
 
@@ -344,6 +408,7 @@ def _result_commands(sub) -> None:
     p.add_argument("solutions", nargs="*")
     p.add_argument("--show-invalid", action="store_true",
                    help="simulate solutions the validator rejects anyway (marked valid: false)")
+    _baseline_arg(p)
     p.set_defaults(run=_latency)
 
     p = sub.add_parser("plot", help="draw the memory layouts of solutions side by side")
@@ -363,6 +428,7 @@ def _result_commands(sub) -> None:
     p.add_argument("--no-layouts", action="store_true", help="skip the layout pictures")
     p.add_argument("--show-invalid", action="store_true",
                    help="report solutions the validator rejects anyway (marked INVALID)")
+    _baseline_arg(p)
     p.set_defaults(run=_report)
 
 
@@ -376,6 +442,9 @@ def _problem_commands(sub) -> None:
     p.add_argument("--hlo", help="an optimized HLO text dump (*after_optimizations.txt)")
     p.add_argument("--hardware", default="tpu_v4i", help="tpu_v4i, gpu or dram_pmem")
     p.add_argument("--fast-memory", type=int, help="bytes of fast memory (default: the preset's)")
+    p.add_argument("--memory-fraction", type=float,
+                   help="fast memory as a fraction of the program's peak live bytes (e.g. 0.3): "
+                   "the pressure of larger batches, where the preset's memory holds everything")
     p.add_argument("--name")
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(run=_import)
@@ -387,6 +456,9 @@ def _problem_commands(sub) -> None:
     p.add_argument("--inplace-prob", type=float, default=0.1)
     p.add_argument("--loop-prob", type=float, default=0.05)
     p.add_argument("--latency-tables", action="store_true")
+    p.add_argument("--supply", choices=("all_fast", "all_slow"), default="all_fast",
+                   help="a step's copy supply: its time with its own buffers fast (default; copies "
+                   "are never late) or all slow (the older generator's)")
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(run=_generate)
 

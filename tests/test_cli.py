@@ -3,8 +3,11 @@
 import json
 import pathlib
 
+import pytest
+
 from jaxmmap import load_solution, validate
 from jaxmmap.cli import main
+from jaxmmap.core import suite
 from jaxmmap.core.io import bundled
 
 
@@ -79,7 +82,32 @@ def test_solve_writes_a_validated_solution(tmp_path, capsys):
     printed = capsys.readouterr().out.split("\n", 1)[1]
     result = json.loads(printed)
     assert result["info"]["proven_optimal"] and result["trace"][-1][1] == result["return"]
+    # the simulated speed beside the return: the optimum is at least as fast as the heuristic
+    assert result["time_unit"] == "microseconds" and result["stall"] == 0
+    assert result["latency"] == pytest.approx(result["all_slow"] - result["return"])
+    assert result["speedup_over_heuristic_percent"] >= -1e-9
     assert main(["validate", str(problem), str(out)]) == 0
+    capsys.readouterr()
+    assert main(["latency", str(problem), str(out), "--baseline-budget", "0"]) == 0
+    timed = json.loads(capsys.readouterr().out)
+    assert timed["time_unit"] == "microseconds" and len(timed["results"]) == 1
+    assert "speedup_over_heuristic_percent" not in timed["results"][0]
+
+
+def test_list_shows_the_suite_and_check_warns_when_everything_fits(tmp_path, capsys):
+    assert main(["list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in suite.names()) and "bundled:tiny" in listed
+    roomy = tmp_path / "roomy.json.gz"
+    assert main(["generate", "--seed", "1", "--instructions", "20", "--memory-fraction", "1.5",
+                 "-o", str(roomy)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(roomy)]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["size_unit"] == "bytes"
+    assert len(err.strip().splitlines()) == 1 and err.startswith("warning: ") and "every tensor" in err
+    assert main(["check", "bundled:tiny"]) == 0
+    assert capsys.readouterr().err == ""  # under pressure: no warning
 
 
 def test_solver_options_parse_as_json_per_solver():

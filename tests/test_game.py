@@ -36,6 +36,9 @@ OPTION_SETS = {
     "zero_supply": dict(zero_supply_prob=0.4, loop_prob=0.2),
     "tables": dict(latency_tables=True, inplace_prob=0.2),
     "skips": dict(skip_prob=0.8, max_inputs=4, memory_fraction=0.3),
+    # alias groups whose rows have gaps (loops read through skips), with copies fast enough to
+    # place them: the records' path
+    "gaps": dict(inplace_prob=0.6, loop_prob=0.4, skip_prob=0.6, memory_fraction=0.6, copy_bandwidth=4e5),
 }
 SEEDS_PER_SET = 12
 

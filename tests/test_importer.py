@@ -3,17 +3,23 @@ programs compiled here."""
 
 import pathlib
 import re
+import warnings
 from collections import defaultdict
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from jaxmmap import Rules, play, validate
+from jaxmmap.core.io import summarize
+from jaxmmap.core.problem import ProblemError
 from jaxmmap.importer import PRESETS, Hardware, from_hlo_text, from_jax
 from jaxmmap.importer.hlo import HloParseError, parse_module, parse_shape
 from jaxmmap.importer.program import flatten
+from jaxmmap.solvers import solve
+from jaxmmap.solvers.cpsat import upper_bound
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "hlo"
 NAMES = sorted(p.name.split(".")[0] for p in FIXTURES.glob("*.after_optimizations.txt"))
@@ -263,3 +269,49 @@ def test_program_results_and_donated_inputs_are_live_out():
     assert np.all(problem.size[inputs & problem.live_out] == 128 * 128 * 4)
     solution, _ = play(problem, "greedy")
     assert not np.any((solution.action == 1) & problem.is_output & problem.live_out)
+
+
+class _Block(nn.Module):
+    """A pre-norm transformer block (GPT-2's shape, small)."""
+
+    heads: int = 4
+
+    @nn.compact
+    def __call__(self, x):
+        h = nn.LayerNorm()(x)
+        x = x + nn.MultiHeadDotProductAttention(num_heads=self.heads)(h, mask=nn.make_causal_mask(x[..., 0]))
+        h = nn.LayerNorm()(x)
+        return x + nn.Dense(x.shape[-1])(nn.gelu(nn.Dense(4 * x.shape[-1])(h)))
+
+
+class _Gpt(nn.Module):
+    vocab: int = 512
+    width: int = 128
+    layers: int = 2
+
+    @nn.compact
+    def __call__(self, tokens):
+        x = nn.Embed(self.vocab, self.width)(tokens)
+        for _ in range(self.layers):
+            x = _Block()(x)
+        return nn.Dense(self.vocab)(nn.LayerNorm()(x))
+
+
+def test_a_transformer_that_fits_warns_and_the_memory_fraction_gives_it_pressure():
+    model = _Gpt()
+    tokens = jnp.zeros((4, 64), jnp.int32)
+    params = jax.eval_shape(model.init, jax.random.key(0), tokens)
+    forward = lambda p, t: model.apply(p, t)  # noqa: E731
+    with pytest.warns(UserWarning, match="holds every tensor at once"):
+        roomy = from_jax(forward, params, tokens, hardware="gpu", name="gpt")
+    assert roomy.metadata["hardware"]["fast_memory"] == PRESETS["gpu"].fast_memory
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no warning now
+        tight = from_jax(forward, params, tokens, hardware="gpu", name="gpt", memory_fraction=0.3)
+    peak = summarize(tight)["peak_live_bytes"]
+    assert tight.memory_size == int(0.3 * peak) and tight.metadata["fast_memory_fraction"] == 0.3
+    bound = upper_bound(tight)
+    ret = solve(tight, "heuristic", budget_s=5, seed=0).solution.ret
+    assert 0 < ret < bound * (1 - 1e-3)  # room left for a better solver, unlike with the preset
+    with pytest.raises(ProblemError, match="not both"):
+        from_jax(forward, params, tokens, fast_memory=1 << 20, memory_fraction=0.3)

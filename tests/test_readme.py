@@ -31,7 +31,7 @@ GIVEN = {
     "from_jax": lambda ns: ns.update(train_step=_train_step, state={"w": jnp.zeros((64, 64))},
                                      batch=jnp.ones((32, 64))),
     "solvers.solve": lambda ns: ns.update(problem=jaxmmap.bundled("tiny")),
-    "latency(": lambda ns: ns.update(solution=ns["result"].solution, agent_solution=ns["result"].solution,
+    "timeline = jaxmmap.latency(": lambda ns: ns.update(solution=ns["result"].solution, agent_solution=ns["result"].solution,
                                      heuristic_solution=ns["result"].solution),
 }
 

@@ -17,7 +17,8 @@ from jaxmmap.cli import main
 from jaxmmap.core.simulator import latency
 from jaxmmap.harness.compare import Comparison, compare
 from jaxmmap.harness.plots import layout, pick_tensor
-from jaxmmap.harness.report import report, speedup
+from jaxmmap.harness.report import read_metrics, report
+from jaxmmap.harness.speed import speedup
 
 # One worker runs the whole module, so that its `runs` (a comparison and a training run) are made
 # once (pytest-xdist's --dist loadgroup).
@@ -71,7 +72,7 @@ def test_a_report_over_a_comparison_and_a_training_run(runs):
     per_workload = text.split("## Per workload")[1].split("##")[0]
     for workload, solvers in (("tiny", 3), ("g5", 3), ("g1", 2)):  # g1: the agent + heuristic
         assert sum(line.startswith(f"| {workload} |") for line in per_workload.splitlines()) == solvers
-    assert "The heuristic was run here for: g1" in text
+    assert "The heuristic was run here (10 s at most each) for: g1" in text
     rows = {tuple(cell.strip() for cell in line.split("|")[1:3]): line.split("|")
             for line in per_workload.splitlines() if line.startswith("| ")}
     problem = bundled("tiny")
@@ -90,6 +91,27 @@ def test_a_report_over_a_comparison_and_a_training_run(runs):
         improvements = [json.loads(line) for line in f]
     assert improvements and improvements[-1]["solution"]["return"] == pytest.approx(
         load_solution(str(root / "agent" / "solution.json")).ret)
+
+
+def test_the_comparison_table_shows_the_speedup_over_the_heuristic_beside_the_return(runs):
+    root, result = runs
+    problem = bundled("tiny")
+    base = latency(problem, result.solutions[("tiny", "heuristic")]).total
+    for solver in ("random", "greedy", "heuristic"):
+        row = next(r for r in result.rows() if r["instance"] == "tiny" and r["solver"] == solver)
+        mine = latency(problem, result.solutions[("tiny", solver)]).total
+        assert row["speedup_over_heuristic_percent"] == pytest.approx(speedup(base, mine))
+    table = result.markdown().split("## tiny")[1]
+    assert "vs heuristic (%)" in table and "| heuristic |" in table and "| +0.00 |" in table
+    loaded = Comparison.load(root / "compare")  # saved in traces.json
+    assert [r["speedup_over_heuristic_percent"] for r in loaded.rows()] == pytest.approx(
+        [r["speedup_over_heuristic_percent"] for r in result.rows()])
+
+
+def test_a_run_and_its_resumes_make_one_training_curve(tmp_path):
+    rows = "iteration,seconds,best_return\n1,1.0,1\n2,2.5,2\n3,0.5,2\n4,1.5,3\n"
+    (tmp_path / "metrics.csv").write_text(rows)
+    assert [r["seconds"] for r in read_metrics(str(tmp_path))] == [1.0, 2.5, 3.0, 4.0]
 
 
 def test_layout_draws_one_panel_per_solution_and_highlights_a_differing_tensor(runs):

@@ -8,14 +8,15 @@ import dataclasses
 import math
 import signal
 
+import jax
 import numpy as np
 import pytest
 from builders import make_problem, make_solution
 
-from jaxmmap import Rules, bundled, validate
-from jaxmmap.core.problem import COPY, DROP, NOCOPY
+from jaxmmap import Rules, bundled, generate, make_instance, nth_game, random_policy, rollouts, to_solution, validate
 from jaxmmap.core import suite
-from jaxmmap.core.simulator import _Engine, correlation, latency, step_latency
+from jaxmmap.core.problem import COPY, DROP, NOCOPY
+from jaxmmap.core.simulator import _Engine, correlation, correlation_of, latency, step_latency
 from jaxmmap.solvers import solve
 
 NONE = (-1, -1)
@@ -225,3 +226,45 @@ def _deadline(seconds: int):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"latency_tables": True}, {"zero_supply_prob": 0.2, "zero_demand_prob": 0.2, "memory_fraction": 0.3},
+], ids=["static", "tables", "sparse"])
+def test_a_game_valid_solution_of_a_generated_problem_never_stalls(options):
+    # Generated problems take a step's supply as its duration with its own buffers fast, a lower
+    # bound of its duration under any solution: no copy the game accepts is late, and the
+    # simulated latency is exactly the all-slow latency less the return.
+    problem = generate(11, num_instructions=40, **options)
+    rules = Rules(columns=64)
+    instance = make_instance(problem, rules)
+    states = rollouts(instance, jax.random.split(jax.random.key(0), 24), random_policy, backup=True)
+    solutions = [to_solution(problem, nth_game(states, i), rules) for i in range(24)
+                 if bool(states.done[i]) and not bool(states.lost[i])]
+    solutions.append(solve(problem, "heuristic", budget_s=5, rules=rules).solution)
+    assert len(solutions) >= 10
+    for solution in solutions:
+        timeline = latency(problem, solution)
+        assert timeline.stalled == 0.0
+        assert timeline.total == pytest.approx(timeline.all_slow - solution.ret, rel=1e-9, abs=1e-9)
+    returns = [s.ret for s in solutions]
+    speeds = [latency(problem, s).speedup for s in solutions]
+    assert correlation_of(returns, speeds)["spearman"] == pytest.approx(1.0)
+
+
+def test_benefits_never_promise_more_than_the_roofline_saves():
+    problem = generate(3, num_instructions=200)
+    slow = step_latency(problem)
+    compute = np.asarray(slow) - np.bincount(problem.target_time, weights=problem.benefit,
+                                             minlength=problem.num_steps)
+    # a step never gets faster than its compute; a compute-bound step's buffers save nothing
+    assert np.all(compute > 0) and np.all(problem.supply == pytest.approx(compute))
+    assert 0 < np.mean(problem.benefit == 0) < 0.5
+
+
+def test_the_older_supply_convention_is_named_and_stalls():
+    problem = generate(4242, num_instructions=120, supply="all_slow")
+    assert problem.metadata["supply"] == "all_slow"
+    assert np.all(problem.supply == pytest.approx(step_latency(problem)))
+    solution = solve(problem, "heuristic", budget_s=5).solution
+    assert latency(problem, solution).stalled > 0

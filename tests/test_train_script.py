@@ -14,6 +14,7 @@ import pytest
 
 from jaxmmap import Rules, bundled, load_solution, validate
 from jaxmmap.core.files import read_jsonl
+from jaxmmap.core.simulator import latency
 from jaxmmap.core.rules import auto_columns
 from jaxmmap.solvers.heuristic import heuristic
 
@@ -84,6 +85,12 @@ def test_train_survives_a_kill_a_corrupt_checkpoint_and_a_torn_line(tmp_path):
     solution = load_solution(str(workdir / "solution.json"))
     assert validate(problem, solution).ok
     assert solution.ret >= max(first.ret, summary["agent_return"], summary["heuristic_return"])
+    # the speed beside the return: a written solution of a higher return is at least as fast
+    written = summary["written"]
+    assert written["return"] == solution.ret and written["stall"] == 0
+    assert written["latency"] == pytest.approx(latency(problem, solution).total)
+    assert (solution.ret <= summary["heuristic_return"]) or written["speedup_over_heuristic_percent"] >= 0
+    assert "than the heuristic, simulated" in run.stdout and "resuming" in run.stderr
     rows = read_jsonl(workdir / "metrics.jsonl", repair=False)
     assert [r["iteration"] for r in rows] == list(range(10, latest + 21, 10))
     assert len((workdir / "metrics.csv").read_text().splitlines()) == 1 + len(rows)

@@ -273,7 +273,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         manager, state, _ = _restore(workdir, state)
     iteration = int(state.moves) // (1 if config.mode == "expert" else config.moves_per_update)
     logs = _Logs(workdir, iteration)
-    bar = tqdm(total=max_iterations, initial=iteration, unit="it", dynamic_ncols=True) if progress else None
+    bar = _bar(iteration, workdir, config) if progress else None
     best, best_return, chunks = None, -math.inf, 0
     if demonstration is not None or iteration > 0:
         # Only the agent's own games are its best (not the demonstration's), and a resumed run
@@ -288,9 +288,8 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         while ((max_iterations is None or iteration < max_iterations) and not clock.out_of_time()
                and (stop_at is None or best_return < stop_at)):
             horizon = schedule_iterations or max_iterations
-            progress = max(clock.elapsed() / clock.budget_s if math.isfinite(clock.budget_s) else 0.0,
-                           iteration / horizon if horizon else 0.0)
-            state, metrics = chunk(state, np.float32(min(progress, 1.0)))
+            progress = _progress(clock, iteration, horizon)
+            state, metrics = chunk(state, np.float32(progress))
             row = summarize_metrics(metrics)
             iteration += per_chunk
             chunks += 1
@@ -309,10 +308,10 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
                     _keep(workdir, improvements, best, problem, iteration, seconds)
             if manager is not None and chunks % checkpoint_every == 0:
                 _save(manager, iteration, state)
-            if bar is not None:
-                bar.update(per_chunk)
-                bar.set_postfix(ret=f"{row['mean_return']:.4g}", best=f"{best_return:.4g}",
-                                loss=f"{row['loss']:.3g}", refresh=False)
+            if bar is not None:  # the bar follows whichever ends the run first: budget or iterations
+                bar.update(round(100 * _progress(clock, iteration, max_iterations), 1) - bar.n)
+                bar.set_postfix_str(f"it={iteration:,} ret={_metric(row['mean_return'], 4)} "
+                                    f"best={_metric(best_return, 4)} loss={_metric(row['loss'], 3)}", refresh=False)
         if manager is not None and chunks % checkpoint_every:
             _save(manager, iteration, state)
     finally:
@@ -324,6 +323,35 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
             manager.close()
     return Outcome(solution=best, history=logs.rows, state=state, seconds=clock.elapsed(),
                    trace=list(clock.trace))
+
+
+def _progress(clock: Anytime, iteration: int, horizon: int | None) -> float:
+    """How far the run is, in [0, 1]: the larger of the budget's share spent and of the
+    iterations' done."""
+    spent = clock.elapsed() / clock.budget_s if math.isfinite(clock.budget_s) else 0.0
+    return min(1.0, max(spent, iteration / horizon if horizon else 0.0))
+
+
+def _bar(iteration: int, workdir: str | None, config: AgentConfig) -> tqdm:
+    """A progress bar in percent of the run (budget or iterations, whichever ends it first),
+    after a line that says what happens before its first update: a resume, and the compile."""
+    if iteration > 0:
+        print(f"resuming {workdir} from iteration {iteration:,}", file=sys.stderr, flush=True)
+    print(f"compiling the {config.mode} agent's step (tens of seconds the first time; JAX's"
+          " compilation cache keeps it for the next run)...", file=sys.stderr, flush=True)
+    try:  # a terminal that reports no columns (or no terminal) gets a fixed width, not nothing
+        columns = os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError):
+        columns = 0
+    tty = columns > 0 and sys.stderr.isatty()
+    return tqdm(total=100, unit="%", dynamic_ncols=tty, ncols=None if tty else 100,
+                mininterval=0.1 if tty else 15.0, file=sys.stderr,
+                bar_format="{l_bar}{bar}| {elapsed}<{remaining} {postfix}")
+
+
+def _metric(x: float, digits: int) -> str:
+    """A metric for the bar: "-" where there is none yet (nan: no game won, no learner step)."""
+    return "-" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
 
 
 def _algorithm(instance, config: AgentConfig, seed: int, demonstration, devices):

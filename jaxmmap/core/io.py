@@ -18,7 +18,7 @@ from jaxmmap.core.files import UserError
 from jaxmmap.core.problem import Problem, ProblemError, load_problem
 from jaxmmap.core.rules import MAX_COLUMNS, auto_columns, capacity_loss
 
-__all__ = ["bundled", "columns_for", "open_problem", "open_problems", "summarize"]
+__all__ = ["bundled", "columns_for", "open_problem", "open_problems", "pressure_warning", "summarize"]
 
 
 def bundled(name: str = "tiny") -> Problem:
@@ -74,23 +74,35 @@ def columns_for(problem: Problem, columns: str | int) -> int:
 
 def summarize(problem: Problem, columns: int = 256) -> dict:
     """Sizes and pressure of a problem, as `jaxmmap check` prints them."""
-    live = np.zeros(problem.num_steps)
-    seen = set()
-    for i in range(problem.num_buffers):  # bytes of live tensors per step (each tensor once)
-        tid = int(problem.tensor_id[i])
-        if tid not in seen:
-            seen.add(tid)
-            live[problem.live_start[i]: problem.live_end[i] + 1] += problem.size[i]
+    # bytes of live tensors per step, each tensor once (at its first buffer's live range)
+    _, first = np.unique(problem.tensor_id, return_index=True)
+    change = np.zeros(problem.num_steps + 1)
+    np.add.at(change, problem.live_start[first], problem.size[first].astype(np.float64))
+    np.add.at(change, problem.live_end[first] + 1, -problem.size[first].astype(np.float64))
+    live = np.cumsum(change)[:problem.num_steps] if problem.num_steps else np.zeros(1)
+    seen = first
     aliases = problem.alias_id[problem.alias_id >= 0]
     return {
         "name": problem.name, "buffers": problem.num_buffers, "steps": problem.num_steps,
         "tensors": len(seen), "alias_groups": int(np.unique(aliases).size),
         "aliased_buffers": int(aliases.size),
         "live_out_tensors": int(np.unique(problem.tensor_id[problem.live_out]).size),
+        "size_unit": "bytes", "time_unit": problem.metadata.get("time_unit", "problem units"),
         "memory_size": problem.memory_size,
-        "peak_live_bytes": int(live.max()), "memory_pressure": float(live.max() / problem.memory_size),
+        "peak_live_bytes": int(round(live.max())), "memory_pressure": float(round(live.max()) / problem.memory_size),
         "total_supply": float(problem.supply.sum()), "total_demand": float(problem.demand.sum()),
         "total_benefit": float(problem.benefit.sum()),
         "latency_tables": len(problem.latency_tables),
         "capacity_loss": capacity_loss(problem, columns),
     }
+
+
+def pressure_warning(summary: dict) -> str | None:
+    """One line when the problem is trivial because fast memory holds every tensor at once
+    (`summarize`'s figures), else None."""
+    peak, memory = summary["peak_live_bytes"], summary["memory_size"]
+    if peak > memory:
+        return None
+    return (f"{summary['name']}: fast memory ({memory:,} bytes) holds every tensor at once (peak live"
+            f" {peak:,} bytes): every solver can put everything in fast memory; give fast memory as a"
+            " fraction of the peak (import --memory-fraction 0.3, or from_jax(..., memory_fraction=0.3))")

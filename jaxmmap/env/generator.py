@@ -32,17 +32,26 @@ The model (see `GeneratorConfig` for every option):
   members' live ranges; sizes before the oversize step, so the seed alone fixes `peak`).
 * **Time (microseconds).** Bandwidths are bytes per microsecond. An instruction touching `B`
   bytes needs `mem = B / slow_bandwidth` for its memory traffic and has a compute time
-  `compute = step_overhead + mem * uniform(0.25, 1.25)`; its duration, which is the copy
-  *supply* of its step, is the roofline `max(compute, mem)` (also in `metadata["step_latency"]`,
-  the step's all-slow duration for `jaxmmap.latency`). With probability
-  `zero_supply_prob` a step has supply 0. A buffer's copy *demand* is
-  `size / copy_bandwidth` (about one to three instructions' worth of supply), 0 with probability
-  `zero_demand_prob`. Its *benefit* is the time saved by accessing it from fast memory,
-  `size * (1/slow_bandwidth - 1/fast_bandwidth) * lognormal(0, 0.25) > 0`.
+  `compute = step_overhead + mem * uniform(0.25, 1.25)`; its all-slow duration is the roofline
+  `max(compute, mem)` (`metadata["step_latency"]`, what `jaxmmap.latency` starts from). A
+  buffer's copy *demand* is `size / copy_bandwidth` (about one to three instructions' worth of
+  supply), 0 with probability `zero_demand_prob`.
+* **Benefits follow the roofline.** A buffer in fast memory saves at most
+  `size * (1/slow_bandwidth - 1/fast_bandwidth)` of memory time, times `lognormal(0, 0.25)`
+  noise; but a step can never get faster than its compute, so the benefits of one step are
+  scaled down together until they add up to at most `max(0, mem - compute)`, what the step can
+  save. A compute-bound step's buffers save nothing (benefit 0), as on the real machine.
+* **Supply.** `supply="all_fast"` (the default, the paper's convention): a step's supply is its
+  duration with all its own buffers in fast memory, a lower bound of its duration under any
+  solution, so a copy the game accepts is never late and the simulated latency is exactly the
+  all-slow latency less the return. `supply="all_slow"` keeps the older convention (the
+  all-slow duration): copy-heavy solutions then stall once their steps get faster, and the
+  return stops tracking speed. With probability `zero_supply_prob` a step has supply 0.
 * **Latency tables** (`latency_tables=True`). One table per instruction, over its (at most 8,
   the largest) buffers: `latency[mask] = max(compute, sum over the instruction's buffers of
   size / (fast_bandwidth if listed and its bit is set in mask else slow_bandwidth))`, a roofline,
-  so the benefits of buffers of one instruction interact non-additively.
+  so the benefits of buffers of one instruction interact non-additively (the static benefits
+  of a step's buffers beyond the 8 share what the table leaves above the compute time).
 
 Everything is drawn from `np.random.default_rng(seed)`; the same arguments give the same problem.
 `python -m jaxmmap.env.generator` regenerates the bundled `jaxmmap/data/tiny.json.gz`.
@@ -72,6 +81,9 @@ __all__ = ["BUNDLED_OPTIONS", "Generator", "GeneratorConfig", "generate", "make_
 _SIZE_QUANTUM = 256
 _MIN_LOG2, _MAX_LOG2 = 8.0, 40.0  # clip the drawn log2 sizes to [256 B, 1 TiB]
 
+
+#: What a step's copy supply is: its duration with its own buffers fast (default), or all slow.
+SUPPLY_CONVENTIONS = ("all_fast", "all_slow")
 
 #: The most instructions `generate` makes: about 3 buffers each, so under `problem.MAX_BUFFERS`.
 MAX_INSTRUCTIONS = 250_000
@@ -107,6 +119,9 @@ class GeneratorConfig:
         (fast > slow > 0).
       copy_bandwidth: bytes per microsecond of the copy engine (> 0).
       step_overhead: fixed compute time of every instruction, microseconds (>= 0).
+      supply: "all_fast" (a step's supply is its duration with its own buffers fast: the
+        paper's convention, copies are never late) or "all_slow" (its all-slow duration, the
+        older generator's: solutions can stall, so the return is a weaker proxy of speed).
     """
 
     num_instructions: int = 64
@@ -128,6 +143,7 @@ class GeneratorConfig:
     fast_bandwidth: float = 4.0e6
     copy_bandwidth: float = 1.0e5
     step_overhead: float = 0.01
+    supply: str = "all_fast"
 
     def check(self) -> None:
         """Raises `ProblemError` naming the first option out of its range."""
@@ -152,6 +168,8 @@ class GeneratorConfig:
                 and self.step_overhead >= 0):
             raise ProblemError("need fast_bandwidth > slow_bandwidth > 0, copy_bandwidth > 0 and"
                                " step_overhead >= 0")
+        if self.supply not in SUPPLY_CONVENTIONS:
+            raise ProblemError(f"supply must be one of {', '.join(SUPPLY_CONVENTIONS)}, got {self.supply!r}")
         if self.num_params is not None and int(self.num_params) < 1:
             raise ProblemError(f"num_params must be >= 1, got {self.num_params}")
 
@@ -229,6 +247,7 @@ def _options(cfg: GeneratorConfig) -> dict:
         "num_params": cfg.params, "max_loop_length": int(cfg.max_loop_length),
         "slow_bandwidth": float(cfg.slow_bandwidth), "fast_bandwidth": float(cfg.fast_bandwidth),
         "copy_bandwidth": float(cfg.copy_bandwidth), "step_overhead": float(cfg.step_overhead),
+        "supply": cfg.supply,
     }
 
 
@@ -398,37 +417,52 @@ def _dense_ids(root, buf_tensor, n_tensors: int) -> tuple[np.ndarray, np.ndarray
 
 
 def _times(u, counts, target_time, size, cfg: GeneratorConfig, T: int):
-    """Supply (the roofline duration of each step), demand, benefit, latency tables, and the
-    steps' all-slow durations."""
+    """Supply, demand, benefit, latency tables, and the steps' all-slow durations (the module
+    docstring has the model)."""
     N = size.shape[0]
     sizef = size.astype(np.float64)
     mem_time = np.bincount(target_time, weights=sizef / cfg.slow_bandwidth, minlength=T)
     compute = cfg.step_overhead + mem_time * u.compute_factor
     duration = np.maximum(compute, mem_time)
-    supply = duration.copy()
+    saving = sizef * (1.0 / cfg.slow_bandwidth - 1.0 / cfg.fast_bandwidth)
+    tables: tuple[LatencyTable, ...] = ()
+    headroom = duration - compute  # what the step's static benefits may save together, >= 0
+    static = np.ones(N, dtype=bool)
+    if cfg.latency_tables:
+        tables = _roofline_tables(counts, saving, compute, mem_time)
+        for table in tables:
+            static[table.buffers] = False
+            headroom[table.step] = table.latency[-1] - compute[table.step]
+    benefit = _clipped(saving * u.benefit_noise[:N], target_time, static, headroom, T)
+    all_fast = duration - np.bincount(target_time[static], weights=benefit[static], minlength=T)
+    for table in tables:
+        all_fast[table.step] -= table.latency[0] - table.latency[-1]
+    supply = np.maximum(all_fast, 0.0) if cfg.supply == "all_fast" else duration.copy()
     supply[u.zero_supply < cfg.zero_supply_prob] = 0.0
     demand = sizef / cfg.copy_bandwidth
     demand[u.zero_demand[:N] < cfg.zero_demand_prob] = 0.0
-    benefit = sizef * (1.0 / cfg.slow_bandwidth - 1.0 / cfg.fast_bandwidth) * u.benefit_noise[:N]
-    tables: tuple[LatencyTable, ...] = ()
-    if cfg.latency_tables:
-        tables = _roofline_tables(counts, sizef, compute, mem_time, cfg.slow_bandwidth,
-                                  cfg.fast_bandwidth)
     return supply, demand, benefit, tables, duration
 
 
-def _roofline_tables(counts, sizef, compute, mem_time, slow_bw, fast_bw):
+def _clipped(benefit, target_time, static, headroom, T: int) -> np.ndarray:
+    """The benefits of each step's `static` buffers, scaled down together where they add up to
+    more than the step's `headroom` (float64[T]); the others are kept as they are."""
+    total = np.bincount(target_time[static], weights=benefit[static], minlength=T)
+    scale = np.where(total > headroom, headroom / np.where(total > 0, total, 1.0), 1.0)
+    return np.where(static, benefit * scale[target_time], benefit)
+
+
+def _roofline_tables(counts, saving, compute, mem_time):
     """One table per instruction over its (at most 8, largest) buffers: the roofline
     max(compute, memory time) with the listed buffers in fast memory per the mask bits."""
     bits = {k: ((np.arange(2 ** k)[:, None] >> np.arange(k)[None, :]) & 1).astype(np.float64)
             for k in range(1, MAX_TABLE_BUFFERS + 1)}
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    saving = sizef * (1.0 / slow_bw - 1.0 / fast_bw)
     tables = []
     for i, (s, c) in enumerate(zip(starts.tolist(), counts.tolist())):
         idx = np.arange(s, s + c, dtype=np.int64)
         if c > MAX_TABLE_BUFFERS:
-            keep = np.argsort(-sizef[idx], kind="stable")[:MAX_TABLE_BUFFERS]
+            keep = np.argsort(-saving[idx], kind="stable")[:MAX_TABLE_BUFFERS]
             idx = np.sort(idx[keep])
         k = idx.size
         mem = np.maximum(mem_time[i] - bits[k] @ saving[idx], 0.0)

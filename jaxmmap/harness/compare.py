@@ -41,6 +41,7 @@ from jaxmmap.core.files import UserError, atomic, check_folder, finite, md, writ
 from jaxmmap.core.problem import Problem, load_problem, load_solution, read_json, save_problem, save_solution
 from jaxmmap.core.rules import Rules, auto_columns
 from jaxmmap.harness.plots import _pyplot, save_figure, text
+from jaxmmap.harness.speed import speeds
 from jaxmmap.solvers import InvalidSolution, check_options, solve
 from jaxmmap.solvers.base import Refused
 from jaxmmap.solvers.cpsat import upper_bound
@@ -94,6 +95,8 @@ class Comparison:
       solutions: (instance, solver) -> the best validated `Solution` of that solver.
       problems: instance name -> its `Problem` (saved beside the solutions, so that a results
         folder can be reported on alone: `jaxmmap report`).
+      speed: (instance, solver) -> the simulated figures of its best solution
+        (`harness.speed.speed`: latency, speed-up over the heuristic in percent).
     """
 
     runs: list[Run]
@@ -103,6 +106,7 @@ class Comparison:
     environment: dict
     solutions: dict = dataclasses.field(default_factory=dict, repr=False)  # best per key
     problems: dict = dataclasses.field(default_factory=dict, repr=False)
+    speed: dict = dataclasses.field(default_factory=dict, repr=False)
 
     def rows(self) -> list[dict]:
         """One row per (instance, solver): statistics over the seeds' ok runs."""
@@ -128,6 +132,9 @@ class Comparison:
             else:
                 row.update(mean_return=math.nan, std_return=math.nan, best_return=math.nan,
                            fraction_of_bound=math.nan, time_to_best=math.nan, seconds=math.nan)
+            fast = self.speed.get((instance, solver), {})
+            row["latency"] = _float(fast.get("latency", math.nan))
+            row["speedup_over_heuristic_percent"] = _float(fast.get("speedup_over_heuristic_percent", math.nan))
             row["note"] = next((r.message for r in runs if r.status != "ok"), "")
             out.append(row)
         return out
@@ -165,9 +172,10 @@ class Comparison:
                 if name.endswith(".json.gz"):
                     solution = load_solution(os.path.join(folder, name))
                     solutions[solution.problem, name[: -len(".json.gz")].rsplit(".", 1)[1]] = solution
+        speed = {(row["instance"], row["solver"]): row for row in data.get("speed", [])}
         return cls(runs=runs, bounds={k: _float(v) for k, v in data["bounds"].items()},
                    budget_s=budget, seeds=int(data["seeds"]), environment=data["environment"],
-                   solutions=solutions, problems=problems)
+                   solutions=solutions, problems=problems, speed=speed)
 
     def save(self, directory: str | os.PathLike, *, solutions: bool = True) -> dict[str, str]:
         """Writes results.csv (one line per run), results.md (the table), traces.json and
@@ -198,6 +206,7 @@ class Comparison:
         write_json(paths["traces.json"], finite(_plain({
             "budget_s": self.budget_s, "seeds": self.seeds, "bounds": self.bounds,
             "environment": self.environment, "runs": [dataclasses.asdict(r) for r in self.runs],
+            "speed": [{"instance": i, "solver": s, **row} for (i, s), row in self.speed.items()],
             "files": files})))
         return paths
 
@@ -226,7 +235,9 @@ class Comparison:
             "within the budget, mean over the seeds' validated runs (± standard deviation); "
             "*game's own*: the return of the game's placement, before the placer placed its "
             "decisions physically (solvers that play the game); "
-            "*bound*: an upper bound on any valid solution's return; *time to best*: when that "
+            "*bound*: an upper bound on any valid solution's return; *vs heuristic*: the "
+            "simulated speed-up of the best solution over the heuristic's, in percent "
+            "(`jaxmmap.latency`); *time to best*: when that "
             "solution was found; *s used*: wall time of the run (solvers stop between batches, "
             "so it can pass the budget).",
             "",
@@ -237,8 +248,8 @@ class Comparison:
             lines += [f"## {md(instance)}", ""]
             if not math.isnan(bound):
                 lines += [f"Upper bound: {_fmt(bound)}", ""]
-            lines += ["| solver | return | game's own | best | % of bound | time to best (s) | s used | valid "
-                      "| note |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+            lines += ["| solver | return | game's own | best | % of bound | vs heuristic (%) | time to best (s) "
+                      "| s used | valid | note |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
             for r in sorted((r for r in rows if r["instance"] == instance),
                             key=lambda r: -r["mean_return"] if r["valid"] else math.inf):
                 ret = (f"{_fmt(r['mean_return'])} ± {_fmt(r['std_return'])}" if r["valid"] > 1
@@ -247,8 +258,10 @@ class Comparison:
                     f"{100 * r['fraction_of_bound']:.1f}"
                 valid = f"{r['valid']}/{r['runs']}" + "".join(
                     f", {r[k]} {k}" for k in ("invalid", "skipped", "errors") if r[k])
+                vs = r["speedup_over_heuristic_percent"]
+                vs = "" if math.isnan(vs) else f"{vs:+.2f}"
                 lines.append(f"| {md(r['solver'])} | {ret} | {_fmt(r['raw_return'])} | "
-                             f"{_fmt(r['best_return'])} | {pct} | "
+                             f"{_fmt(r['best_return'])} | {pct} | {vs} | "
                              f"{_fmt(r['time_to_best'], 3)} | {_fmt(r['seconds'], 3)} | {valid} | "
                              f"{md(r['note'][:80])} |")
             lines.append("")
@@ -331,6 +344,7 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
     runs: list[Run] = []
     bounds: dict[str, float] = {}
     best: dict[tuple[str, str], object] = {}
+    speed: dict[tuple[str, str], dict] = {}
     for problem in problems:
         game_rules = (rules(problem) if callable(rules) else rules) if rules is not None \
             else Rules(columns=auto_columns(problem))
@@ -359,11 +373,13 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
         if math.isfinite(cpsat_bound):
             bounds[problem.name] = min(bounds.get(problem.name, math.inf),
                                        max(cpsat_bound, best_ok))
+        mine = speeds(problem, {solver: s for (name, solver), s in best.items() if name == problem.name})
+        speed.update({(problem.name, solver): row for solver, row in mine.items()})
     environment = {"machine": _machine(), "python": platform.python_version(),
                    "argv": " ".join(sys.argv)}
     return Comparison(runs=runs, bounds=bounds, budget_s=budget_s, seeds=seeds,
                       environment=environment, solutions=best,
-                      problems={p.name: p for p in problems})
+                      problems={p.name: p for p in problems}, speed=speed)
 
 
 def _check_arguments(problems, solvers, budget_s, seeds, options) -> dict:

@@ -39,16 +39,12 @@ from jaxmmap.core import suite as benchmarks
 from jaxmmap.core.files import UserError, atomic, check_folder, md, read_jsonl, write_text
 from jaxmmap.core.io import bundled
 from jaxmmap.core.problem import Problem, Solution, load_problem, load_solution
-from jaxmmap.core.rules import Rules
 from jaxmmap.core.simulator import correlation_of, latency
 from jaxmmap.harness import plots
 from jaxmmap.harness.compare import Comparison, slug
-from jaxmmap.solvers.heuristic import heuristic
+from jaxmmap.harness.speed import BASELINE, BASELINE_BUDGET_S, baseline, speedup
 
-__all__ = ["Entry", "baseline", "collect", "read_metrics", "report", "speedup"]
-
-BASELINE = "heuristic"
-
+__all__ = ["Entry", "collect", "read_metrics", "report"]
 
 @dataclasses.dataclass
 class Entry:
@@ -71,20 +67,25 @@ class Entry:
     history: list[dict] = dataclasses.field(default_factory=list)
 
 
-def speedup(baseline_latency: float, solution_latency: float) -> float:
-    """Percent: how much faster than the baseline (inf for a program that takes no time)."""
-    if solution_latency <= 0:
-        return math.inf if baseline_latency > 0 else 0.0
-    return 100.0 * (baseline_latency / solution_latency - 1.0)
-
-
 def read_metrics(workdir: str) -> list[dict]:
-    """The metric rows of a training run (`metrics.csv`), numbers as floats."""
+    """The metric rows of a training run (`metrics.csv`), numbers as floats. `seconds` counts
+    on across resumes (each invocation's clock starts at 0: a later one is shifted past the
+    earlier ones, so a run and its resumes make one curve, not several on one axis)."""
     path = os.path.join(workdir, "metrics.csv")
     if not os.path.exists(path):
         return []
     with open(path, newline="") as f:
-        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+        rows = [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    offset = previous = 0.0
+    for row in rows:
+        seconds = row.get("seconds")
+        if not isinstance(seconds, float) or math.isnan(seconds):
+            continue
+        if seconds < previous:  # a resume: its clock started again
+            offset += previous
+        previous = seconds
+        row["seconds"] = seconds + offset
+    return rows
 
 
 def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
@@ -112,9 +113,9 @@ def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
             if os.path.exists(improvements):  # (a torn last line of a killed run is skipped)
                 others = [Solution.from_json(row["solution"])
                           for row in read_jsonl(improvements, repair=False)]
-            # the agent's own best (train.py's solution.json may be the heuristic's, with prod)
-            solution = max(others, key=lambda s: s.ret) if others else \
-                load_solution(os.path.join(source, "solution.json"))
+            # what the run wrote: the agent's game placed physically, or the heuristic's plan
+            # (prod) where that was better; the raw games stay in the correlation
+            solution = load_solution(os.path.join(source, "solution.json"))
             # runs of one agent on several workloads share a row of Table 3
             label = _label(entries, problem.name, solution.solver, source,
                            taken=solution.solver == BASELINE)
@@ -131,11 +132,12 @@ def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
 
 
 def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool = True,
-           allow_invalid: bool = False) -> str:
+           allow_invalid: bool = False, baseline_budget_s: float = BASELINE_BUDGET_S) -> str:
     """Writes the report (markdown) and its figures beside it; returns the markdown. Every
     solution is validated first: an invalid one is refused (`validator.SolutionRejected`), or
     with `allow_invalid` reported with "(INVALID)" after its solver and left out of the
-    correlations."""
+    correlations. Workloads that no source solved with the heuristic get it run here, for at
+    most `baseline_budget_s` each (the report says for which)."""
 
     if not sources:
         raise UserError("give at least one folder to report on")
@@ -151,7 +153,7 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
         valid[id(e.solution)] = t.valid
         if not t.valid:
             e.solver += " (INVALID)"
-    baseline_added = _add_baselines(entries, workloads)
+    baseline_added = _add_baselines(entries, workloads, baseline_budget_s)
     check_folder(folder)
 
     rows, solvers = _rows(entries, allow_invalid)
@@ -162,7 +164,8 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
              "copy engine, stalls) in the problems' time unit; a speedup over a baseline is "
              "`latency(baseline) / latency - 1`.", ""]
     if baseline_added:
-        lines += [f"The {BASELINE} was run here for: {', '.join(baseline_added)}.", ""]
+        lines += [f"The {BASELINE} was run here ({baseline_budget_s:g} s at most each) for: "
+                  f"{', '.join(baseline_added)}.", ""]
 
     lines += _tables(rows, solvers, workloads)
     more, points = _correlations(entries, workloads, valid, allow_invalid)
@@ -291,22 +294,15 @@ def _label(entries: list[Entry], workload: str, solver: str, source: str, *,
     return solver
 
 
-def baseline(problem: Problem, like: Solution | None = None) -> Solution:
-    """The heuristic's solution of `problem`, under the rules `like` was made with (default
-    rules without it)."""
-
-    rules = Rules(**like.rules) if like is not None and like.rules else Rules()
-    return heuristic(problem, 60.0, 0, rules=rules).solution
-
-
-def _add_baselines(entries: list[Entry], workloads: list[str]) -> list[str]:
+def _add_baselines(entries: list[Entry], workloads: list[str], budget_s: float) -> list[str]:
     """Runs the heuristic on the workloads that no source solved with it."""
     added = []
     for w in workloads:
         if any(e.workload == w and e.solver == BASELINE for e in entries):
             continue
         first = next(e for e in entries if e.workload == w)
-        entries.append(Entry(w, BASELINE, first.problem, baseline(first.problem, first.solution)))
+        entries.append(Entry(w, BASELINE, first.problem,
+                             baseline(first.problem, first.solution, budget_s=budget_s)))
         added.append(w)
     return added
 

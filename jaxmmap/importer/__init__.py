@@ -10,9 +10,13 @@ tables on a `Hardware` preset) -> `to_problem`.
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
+
 import numpy as np
 
-from jaxmmap.core.problem import LatencyTable, Problem, check_problem
+from jaxmmap.core.io import pressure_warning, summarize
+from jaxmmap.core.problem import LatencyTable, Problem, ProblemError, check_problem
 from jaxmmap.importer.cost import MAX_TABLE, PRESETS, Hardware, hardware, step_cost
 from jaxmmap.importer.cost import hardware as _resolve_hardware
 from jaxmmap.importer.hlo import HloParseError, parse_module
@@ -88,27 +92,53 @@ def to_problem(program: Program, hw: Hardware, *, name: str, latency_tables: boo
 
 
 def from_hlo_text(text: str, *, hardware: str | Hardware = "tpu_v4i", name: str | None = None,
-                  fast_memory: int | None = None, latency_tables: bool = True) -> Problem:
-    """A problem from the text of an optimized, scheduled HLO module (any backend's dump)."""
+                  fast_memory: int | None = None, memory_fraction: float | None = None,
+                  latency_tables: bool = True) -> Problem:
+    """A problem from the text of an optimized, scheduled HLO module (any backend's dump).
+
+    Fast memory is the hardware preset's, or `fast_memory` bytes, or `memory_fraction` of the
+    program's peak live bytes (the pressure of a larger batch, or of several programs sharing
+    the chip; the suite's `-30` instances use 0.3). Warns (`UserWarning`, one line) when fast
+    memory holds every tensor at once: then every solver puts everything in fast memory."""
     module = parse_module(text)
     if not module.is_scheduled:
         raise HloParseError(
             f"module {module.name} is not scheduled (no is_scheduled=true): import the optimized "
             "module (*after_optimizations.txt, or compiled.as_text()), whose instruction order is "
             "the schedule and whose copies are inserted")
+    if memory_fraction is not None:
+        if fast_memory is not None:
+            raise ProblemError("give fast_memory or memory_fraction, not both")
+        if not 0 < memory_fraction <= 1e6:
+            raise ProblemError(f"memory_fraction must be > 0 (a fraction of the peak live bytes),"
+                               f" got {memory_fraction}")
     hw = _resolve_hardware(hardware, fast_memory=fast_memory)
-    return to_problem(flatten(module), hw, name=name or module.name, latency_tables=latency_tables,
-                      metadata={"scheduled": module.is_scheduled})
+    program = flatten(module)
+    problem = to_problem(program, hw, name=name or module.name, latency_tables=latency_tables,
+                         metadata={"scheduled": module.is_scheduled})
+    summary = summarize(problem)
+    if memory_fraction is not None:
+        memory = max(1, int(memory_fraction * summary["peak_live_bytes"]))
+        hw = dataclasses.replace(hw, fast_memory=memory)
+        problem = dataclasses.replace(problem, memory_size=memory, metadata={
+            **problem.metadata, "hardware": hw.to_json(), "fast_memory_fraction": float(memory_fraction)})
+        check_problem(problem)
+        summary = {**summary, "memory_size": memory}
+    line = pressure_warning(summary)
+    if line:
+        warnings.warn(line, UserWarning, stacklevel=2)
+    return problem
 
 
 def from_jax(fn, *args, donate_argnums=(), hardware: str | Hardware = "tpu_v4i",
              name: str | None = None, fast_memory: int | None = None,
-             latency_tables: bool = True) -> Problem:
+             memory_fraction: float | None = None, latency_tables: bool = True) -> Problem:
     """A problem from a JAX function: `jax.jit(fn).lower(*args).compile()` on the default
-    backend, then `from_hlo_text`. `args` may be `jax.ShapeDtypeStruct`s (nothing is run)."""
+    backend, then `from_hlo_text` (with its `fast_memory` or `memory_fraction`). `args` may be
+    `jax.ShapeDtypeStruct`s (nothing is run)."""
     import jax
 
     compiled = jax.jit(fn, donate_argnums=donate_argnums).lower(*args).compile()
     return from_hlo_text(compiled.as_text(), hardware=hardware, latency_tables=latency_tables,
                          name=name or getattr(fn, "__name__", "jax_function"),
-                         fast_memory=fast_memory)
+                         fast_memory=fast_memory, memory_fraction=memory_fraction)

@@ -1,0 +1,67 @@
+"""The simulated speed beside every return (`docs/results.md`): what a solution's latency is,
+and how much faster it runs than the heuristic's, the XLA-style baseline.
+
+    row = speed(problem, solution, against=heuristic_solution)   # or against=None: run it
+    row["speedup_over_heuristic_percent"], row["latency"], row["time_unit"]
+
+Everything here simulates validated solutions only (`core.simulator.latency` refuses others).
+"""
+
+from __future__ import annotations
+
+import math
+
+from jaxmmap.core.problem import Problem, Solution
+from jaxmmap.core.rules import Rules
+from jaxmmap.core.simulator import Timeline, latency
+from jaxmmap.solvers.heuristic import heuristic
+
+__all__ = ["BASELINE", "BASELINE_BUDGET_S", "baseline", "speed", "speeds", "speedup"]
+
+#: The solver every speed-up is measured against.
+BASELINE = "heuristic"
+#: Seconds the heuristic gets when it has to be run as the baseline (it usually needs far less:
+#: about 5 s at 24,000 buffers on a 2-core CPU); `--baseline-budget` on the command line.
+BASELINE_BUDGET_S = 10.0
+
+
+def speedup(baseline_latency: float, solution_latency: float) -> float:
+    """Percent: how much faster than the baseline (inf for a program that takes no time)."""
+    if solution_latency <= 0:
+        return math.inf if baseline_latency > 0 else 0.0
+    return 100.0 * (baseline_latency / solution_latency - 1.0)
+
+
+def baseline(problem: Problem, like: Solution | None = None, *, budget_s: float = BASELINE_BUDGET_S,
+             seed: int = 0) -> Solution:
+    """The heuristic's solution of `problem` within `budget_s`, under the rules `like` was made
+    with (default rules without it)."""
+    rules = Rules(**like.rules) if like is not None and like.rules else Rules()
+    return heuristic(problem, budget_s, seed, rules=rules).solution
+
+
+def speed(problem: Problem, solution: Solution, *, against: Solution | Timeline | None = None,
+          budget_s: float = BASELINE_BUDGET_S) -> dict:
+    """The simulated figures of `solution` (validated first): its return, latency, stalls, the
+    all-slow latency, and its speed-ups in percent over all-slow memory and over `against` (the
+    heuristic's solution or its timeline; None: the heuristic is run for at most `budget_s`)."""
+    timeline = latency(problem, solution)
+    if against is None:
+        against = baseline(problem, solution, budget_s=budget_s)
+    base = against if isinstance(against, Timeline) else latency(problem, against)
+    return {"return": float(solution.ret), "latency": timeline.total, "stall": timeline.stalled,
+            "all_slow": timeline.all_slow, "heuristic_latency": base.total,
+            "time_unit": problem.metadata.get("time_unit", "problem units"),
+            "speedup_over_all_slow_percent": speedup(timeline.all_slow, timeline.total),
+            "speedup_over_heuristic_percent": speedup(base.total, timeline.total)}
+
+
+def speeds(problem: Problem, solutions: dict[str, Solution], *, budget_s: float = BASELINE_BUDGET_S
+           ) -> dict[str, dict]:
+    """`speed` of each solver's solution of one problem, against the heuristic's among them (or,
+    if there is none, the heuristic run for at most `budget_s`)."""
+    if not solutions:
+        return {}
+    base = solutions.get(BASELINE) or baseline(problem, next(iter(solutions.values())), budget_s=budget_s)
+    timeline = latency(problem, base)
+    return {solver: speed(problem, solution, against=timeline) for solver, solution in solutions.items()}
