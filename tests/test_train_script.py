@@ -14,8 +14,8 @@ import pytest
 
 from jaxmmap import Rules, bundled, load_solution, validate
 from jaxmmap.core.files import read_jsonl
-from jaxmmap.core.simulator import latency
 from jaxmmap.core.rules import auto_columns
+from jaxmmap.core.simulator import latency
 from jaxmmap.solvers.heuristic import heuristic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -9,6 +9,7 @@ best solution it found.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 
@@ -36,6 +37,13 @@ def greedy_policy(key: jax.Array, state: game.State) -> jax.Array:
     del key
     score = jnp.where(game.legal_action_mask(state), game.action_rewards(state), -jnp.inf)
     return jnp.argmax(score).astype(jnp.int32)
+
+
+def drop_first_policy(key: jax.Array, state: game.State) -> jax.Array:
+    """The first legal action of Drop, NoCopy, Copy: what finishes a game fastest, keeping
+    what it has placed (the solvers' way to end a game when their budget runs out)."""
+    del key
+    return (2 - jnp.argmax(game.legal_action_mask(state)[::-1])).astype(jnp.int32)
 
 
 POLICIES: dict[str, Policy] = {"random": random_policy, "greedy": greedy_policy}
@@ -90,23 +98,47 @@ def rollouts(instance: Instance, keys: jax.Array, policy, *, backup: bool = Fals
     limit = max_moves if max_moves is not None else game.move_limit(n, backup=backup)
     init = jax.vmap(lambda inst, k: game.init(inst, backup=backup), in_axes=(axes.instance, 0),
                     out_axes=axes)(instance, keys)
+    states, _ = advance(init, keys, policy, moves=limit, params=params, stacked=stacked)
+    return states
+
+
+@functools.partial(jax.jit, static_argnames=("games", "backup"))
+def start(instance: Instance, games: int, *, backup: bool = True) -> game.State:
+    """`games` first states of `instance` (a batch, the instance shared), for `advance`."""
+    return jax.vmap(lambda _: game.init(instance, backup=backup), out_axes=_state_axes(None, backup))(
+        jnp.arange(games))
+
+
+def advance(states: game.State, keys: jax.Array, policy, *, moves, params=None,
+            stacked: bool = False) -> tuple[game.State, jax.Array]:
+    """Plays at most `moves` more moves (an int, or a traced int32: one compile for any count)
+    of a batch of games; returns the states and the keys to go on with. Long games are played
+    in slices this way, so that a solver can look at its clock between them (`rollouts` is
+    `advance` from the first states, to the end)."""
+    backup = states.backup is not None
+    axes = _state_axes(0 if stacked else None, backup)
     act = ((lambda k, s, p: policy(k, s)) if params is None  # noqa: E731
            else (lambda k, s, p: policy(p)(k, s)))
     p_axis = None if params is None else 0
 
     def cond(carry):
-        states, _, moves = carry
-        return jnp.any(~states.done) & (moves < limit)
+        states, _, played = carry
+        return jnp.any(~states.done) & (played < moves)
 
     def body(carry):
-        states, keys, moves = carry
+        states, keys, played = carry
         pairs = jax.vmap(jax.random.split)(keys)
         actions = jax.vmap(act, in_axes=(0, axes, p_axis))(pairs[:, 1], states, params)
         states = jax.vmap(game.step, in_axes=(axes, 0), out_axes=axes)(states, actions)
-        return states, pairs[:, 0], moves + 1
+        return states, pairs[:, 0], played + 1
 
-    states, _, _ = jax.lax.while_loop(cond, body, (init, keys, jnp.int32(0)))
-    return states
+    states, keys, _ = jax.lax.while_loop(cond, body, (states, keys, jnp.int32(0)))
+    return states, keys
+
+
+def take(states: game.State, i) -> game.State:
+    """Game i of a batch (instance shared) as a batch of one: for `advance`."""
+    return jax.tree.map(lambda x: x[i:i + 1], states.replace(instance=None)).replace(instance=states.instance)
 
 
 def nth_game(states: game.State, i, *, stacked: bool = False) -> game.State:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 
 import jax
@@ -10,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmmap.core.problem import Solution
-from jaxmmap.env.rollout import nth_game, to_solution, won_returns
+from jaxmmap.env.rollout import advance, drop_first_policy, nth_game, take, to_solution, won_returns
 
 
 class Refused(ValueError):
@@ -93,6 +94,46 @@ def strong_types(tree):
     """The same pytree without weak types, so that a jitted function fed its own output sees
     one signature (and compiles once)."""
     return jax.tree.map(lambda x: jnp.asarray(x, x.dtype), tree)
+
+
+#: Seconds of work between two looks at the clock while games are played (`play_on_the_clock`).
+SLICE_S = 1.0
+#: A game still running when the budget ends may go on for 10% of the budget and this many
+#: seconds more (within the promise of 1.1x the budget + 10 s: the rest is for the solution's
+#: export, validation and placement); then it is ended Drop-first.
+GRACE_S = 4.0
+
+
+@functools.partial(jax.jit, static_argnames=("policy",))
+def _advance(states, keys, moves, policy, finish):
+    """`advance` with `policy`, or with `drop_first_policy` where `finish`: one compile for both."""
+    act = lambda k, s: jnp.where(finish, drop_first_policy(k, s), policy(k, s))  # noqa: E731
+    return advance(states, keys, act, moves=moves)
+
+
+def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, finish: bool = True):
+    """Plays a batch of games (`rollout.start`, the instance shared) in slices of about
+    `SLICE_S` seconds, looking at the clock between slices, so that a budget holds at any
+    program size. Returns (states, whether every game ended by its own policy). Games still
+    running at the deadline (the budget, plus 10% and `GRACE_S` for a game already under way)
+    are returned as they are (`finish=False`), or (`finish=True`) the one that got furthest is
+    ended with `drop_first_policy`, which keeps what it placed: a valid solution, fast."""
+    deadline = 1.1 * clock.budget_s + GRACE_S
+    moves = 64  # the first slice also measures the speed of a move (its compile included)
+    while True:
+        begin = time.perf_counter()
+        states, keys = _advance(states, keys, jnp.int32(moves), policy, jnp.bool_(False))
+        if bool(jnp.all(states.done)) or clock.elapsed() >= deadline:
+            break
+        rate = moves / max(time.perf_counter() - begin, 1e-6)  # moves per second (the first: with its compile)
+        moves = int(max(16, min(rate * SLICE_S, rate * (deadline - clock.elapsed()) + 16, 2 ** 30)))
+    if bool(jnp.all(states.done)) or not finish:
+        return states, bool(jnp.all(states.done))
+    furthest = int(jnp.argmax(jnp.where(states.done & ~states.lost, states.board.cursor + 2 ** 30,
+                                        states.board.cursor)))
+    game, _ = _advance(take(states, furthest), keys[furthest:furthest + 1], jnp.int32(2 ** 30), policy,
+                       jnp.bool_(True))
+    return game, False
 
 
 def run_batches(clock: Anytime, play_batch, key: jax.Array, *, problem, rules, solver: str,

@@ -2,46 +2,51 @@
 
 `random` plays batches of games in parallel (`vmap` of jitted rollouts, Drop-backup on) until
 the budget is spent and keeps the best; `greedy` plays the legal action with the best immediate
-reward (ties: Copy, NoCopy, Drop), which is deterministic, so one game suffices.
+reward (ties: Copy, NoCopy, Drop), which is deterministic, so one game suffices. Both play in
+slices of about a second and look at the clock between them (`base.play_on_the_clock`): when
+the budget ends inside a game, the game is finished Drop-first, so that a run of any size ends
+on time with a valid solution (`info["finished"]`: greedy's game ended by its own policy; random's `games`: those that
+ended).
 """
 
 from __future__ import annotations
 
 import jax
+import numpy as np
 
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env.instance import make_instance
-from jaxmmap.env.rollout import greedy_policy, random_policy, rollout, rollouts, to_solution
-from jaxmmap.solvers.base import Anytime, Result, run_batches
-
-
-# Jitted once at module level with the instance as an argument: one compile per padded shape,
-# shared by every call (a jit of a fresh closure would compile again on each call).
-@jax.jit
-def _random_games(instance, keys):
-    return rollouts(instance, keys, random_policy, backup=True)
-
-
-@jax.jit
-def _greedy_game(instance):
-    return rollout(instance, jax.random.key(0), greedy_policy, backup=True)
+from jaxmmap.env.rollout import greedy_policy, nth_game, random_policy, start, to_solution, won_returns
+from jaxmmap.solvers.base import Anytime, Result, play_on_the_clock
 
 
 def random_search(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
                   batch: int = 256) -> Result:
     clock = Anytime(budget_s)
     instance = make_instance(problem, rules)
-    games = run_batches(clock, lambda k: _random_games(instance, jax.random.split(k, batch)),
-                        jax.random.key(seed), problem=problem, rules=rules, solver="random", batch=batch)
-    return clock.result(games=games)
+    key, played = jax.random.key(seed), 0
+    while True:
+        key, sub = jax.random.split(key)
+        # once a game has finished, a batch cut by the budget is let go; before, its furthest
+        # game is ended (Drop first) so that the run returns a solution
+        states, _ = play_on_the_clock(clock, start(instance, batch), jax.random.split(sub, batch),
+                                      random_policy, finish=clock.best is None)
+        returns = np.asarray(won_returns(states))
+        best = int(np.argmax(returns))
+        played += int(np.sum(np.isfinite(returns)))
+        if np.isfinite(returns[best]):
+            clock.offer(to_solution(problem, nth_game(states, best), rules, solver="random"))
+        if clock.out_of_time():
+            return clock.result(games=played)
 
 
 def greedy(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()) -> Result:
     del seed  # deterministic
     clock = Anytime(budget_s)
     instance = make_instance(problem, rules)
-    state = _greedy_game(instance)
-    if bool(state.done) and not bool(state.lost):
-        clock.offer(to_solution(problem, state, rules, solver="greedy"))
-    return clock.result(games=1)
+    state, finished = play_on_the_clock(clock, start(instance, 1), jax.random.split(jax.random.key(0), 1),
+                                        greedy_policy)
+    if bool(state.done[0]) and not bool(state.lost[0]):
+        clock.offer(to_solution(problem, nth_game(state, 0), rules, solver="greedy"))
+    return clock.result(games=1, finished=finished)

@@ -1,0 +1,55 @@
+"""Budgets inside long work: games played in slices with the clock looked at between them, and
+a game the budget cuts ended Drop-first into a valid solution (issue 26)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmmap import Rules, generate, make_instance, validate
+from jaxmmap.env.rollout import advance, drop_first_policy, greedy_policy, rollouts, start
+from jaxmmap.solvers import base
+from jaxmmap.solvers.simple import greedy, random_search
+
+RULES = Rules(columns=64)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return generate(21, num_instructions=80, memory_fraction=0.3)
+
+
+def test_a_game_played_in_slices_is_the_game_played_at_once(problem):
+    instance = make_instance(problem, RULES)
+    keys = jax.random.split(jax.random.key(3), 4)
+    whole = rollouts(instance, keys, greedy_policy, backup=True)
+    step = jax.jit(lambda s, k: advance(s, k, greedy_policy, moves=jnp.int32(7)))
+    states, k = start(instance, 4), keys
+    for _ in range(10_000):
+        states, k = step(states, k)
+        if bool(jnp.all(states.done)):
+            break
+    for a, b in zip(jax.tree.leaves(states), jax.tree.leaves(whole)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_drop_first_plays_drop_then_nocopy_then_copy():
+    state = start(make_instance(generate(2, num_instructions=10), RULES), 1)
+    one = jax.tree.map(lambda x: x[0], state.replace(instance=None)).replace(instance=state.instance)
+    for mask, want in (([1, 1, 1], 2), ([1, 1, 0], 1), ([1, 0, 0], 0), ([0, 1, 1], 2)):
+        forced = one.replace(candidates=one.candidates.replace(legal=jnp.asarray(mask, bool)))
+        assert int(drop_first_policy(None, forced)) == want
+
+
+@pytest.mark.parametrize("solve", [greedy, lambda *a, **k: random_search(*a, batch=8, **k)], ids=["greedy", "random"])
+def test_a_budget_that_ends_inside_a_game_still_returns_a_valid_solution(problem, solve, monkeypatch):
+    monkeypatch.setattr(base, "GRACE_S", 0.0)  # the deadline passes right after the first slice
+    cut = solve(problem, 1e-9, 0, rules=RULES)
+    assert validate(problem, cut.solution).ok
+    full = greedy(problem, 60, 0, rules=RULES)
+    assert full.info["finished"] and validate(problem, full.solution).ok
+    if solve is greedy:
+        assert not cut.info["finished"] and cut.solution.ret <= full.solution.ret
+    assert cut.solution.metadata["moves"] >= 64  # the first slice, then the Drop-first end
