@@ -46,6 +46,7 @@ import optax
 
 from jaxmmap.agent import learner as learner_lib
 from jaxmmap.agent import selfplay
+from jaxmmap.agent.algorithm import Algorithm
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import PolicyValueNet
 from jaxmmap.env import game
@@ -326,3 +327,15 @@ def best_game(state: ExpertState, instance: Instance) -> game.State | None:
     if not np.isfinite(float(state.best_return)):
         return None
     return jax.device_get(state.best).replace(instance=instance)
+
+
+def algorithm(instance: Instance, config: AgentConfig, *, seed: int = 0,
+              demonstration: np.ndarray | None = None, devices=None) -> Algorithm:
+    """The expert mode as the loop's `Algorithm` (one device: `devices` is not used)."""
+    del devices
+    return Algorithm(
+        state=init(instance, config, seed=seed, demonstration=demonstration),
+        chunk=lambda state, progress: run_chunk(state, instance, progress, config=config),
+        per_chunk=config.generations_per_chunk,
+        best_return=lambda state: float(state.best_return),
+        best_game=lambda state: best_game(state, instance))

@@ -41,6 +41,7 @@ from tqdm import tqdm
 from jaxmmap.agent import expert, train
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import NetworkConfig
+from jaxmmap.core.clock import Clock
 from jaxmmap.core.files import (
     UserError,
     append_jsonl,
@@ -56,7 +57,6 @@ from jaxmmap.core.rules import Rules
 from jaxmmap.core.validator import check_solution, validate
 from jaxmmap.env.instance import make_instance
 from jaxmmap.env.rollout import to_solution
-from jaxmmap.solvers.base import Anytime
 
 
 @dataclasses.dataclass
@@ -262,9 +262,11 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
     spent in this call and of `schedule_iterations` (default `max_iterations`) done. A run
     stopped and resumed stays bit for bit the same only if every call gets the same
     `schedule_iterations` (train.py passes the total `training_steps`) and no budget ends it."""
-    clock = Anytime(math.inf if budget_s is None else budget_s)
+    clock = Clock(math.inf if budget_s is None else budget_s)
     instance = make_instance(problem, rules, **_padding(padding))
-    algorithm, state, chunk, per_chunk = _algorithm(instance, config, seed, demonstration, devices)
+    family = expert if config.mode == "expert" else train
+    algorithm = family.algorithm(instance, config, seed=seed, demonstration=demonstration, devices=devices)
+    state, chunk, per_chunk = algorithm.state, algorithm.chunk, algorithm.per_chunk
     manager = None
     if workdir is not None:
         check_folder(workdir)
@@ -278,7 +280,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
     if demonstration is not None or iteration > 0:
         # Only the agent's own games are its best (not the demonstration's), and a resumed run
         # goes on from its checkpoint's best (its improvements up to there are logged).
-        best_return = float(_best_return(state))
+        best_return = algorithm.best_return(state)
     if workdir is not None:
         improvements = os.path.join(workdir, "improvements.jsonl")
         best = _kept_improvements(improvements, iteration)
@@ -302,7 +304,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
             logs.add(row)
             if row["best_return"] > best_return:
                 best_return = row["best_return"]
-                best = _validated(problem, algorithm.best_game(state, instance), rules, solver)
+                best = _validated(problem, algorithm.best_game(state), rules, solver)
                 clock.offer(best)
                 if workdir is not None:
                     _keep(workdir, improvements, best, problem, iteration, seconds)
@@ -325,7 +327,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
                    trace=list(clock.trace))
 
 
-def _progress(clock: Anytime, iteration: int, horizon: int | None) -> float:
+def _progress(clock: Clock, iteration: int, horizon: int | None) -> float:
     """How far the run is, in [0, 1]: the larger of the budget's share spent and of the
     iterations' done."""
     spent = clock.elapsed() / clock.budget_s if math.isfinite(clock.budget_s) else 0.0
@@ -354,21 +356,6 @@ def _metric(x: float, digits: int) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
 
 
-def _algorithm(instance, config: AgentConfig, seed: int, demonstration, devices):
-    """(the algorithm's module, its first state, chunk(state, progress) -> (state, metrics),
-    iterations per chunk) for `config.mode`: `expert`, or `train` for the MuZero family."""
-    if config.mode == "expert":
-        state = expert.init(instance, config, seed=seed, demonstration=demonstration)
-        chunk = lambda state, progress: expert.run_chunk(state, instance, progress, config=config)  # noqa: E731
-        return expert, state, chunk, config.generations_per_chunk
-    support = train.support_of(instance, config)
-    state = train.shard(train.init(instance, config, seed=seed, demonstration=demonstration),
-                        train.mesh(devices))
-    chunk = lambda state, progress: train.run_chunk(  # noqa: E731
-        state, instance, config=config, support=support, progress=progress)
-    return train, state, chunk, config.updates_per_chunk
-
-
 def _kept_improvements(path: str, iteration: int) -> Solution | None:
     """Drops the improvements logged after `iteration` (the checkpoint a run resumes from) and
     returns the last one kept (None at iteration 0 or if there is none)."""
@@ -391,10 +378,6 @@ def _keep(workdir: str, improvements: str, best: Solution, problem: Problem, ite
     """A new best: solution.json (never worse, atomically) and a line of improvements.jsonl."""
     keep_best(os.path.join(workdir, "solution.json"), best, problem)
     append_jsonl(improvements, {"iteration": iteration, "seconds": seconds, "solution": best.to_json()})
-
-
-def _best_return(state) -> float:
-    return state.best_return if isinstance(state, expert.ExpertState) else state.actors.best_return
 
 
 def _padding(padding):

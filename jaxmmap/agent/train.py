@@ -28,6 +28,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from jaxmmap.agent import learner as learner_lib
 from jaxmmap.agent import replay as replay_lib
 from jaxmmap.agent import selfplay
+from jaxmmap.agent.algorithm import Algorithm
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import make_networks
 from jaxmmap.agent.support import Support, value_transform
@@ -225,3 +226,17 @@ def best_game(state: TrainState, instance: Instance) -> game.State | None:
     if not np.isfinite(float(state.actors.best_return)):
         return None
     return jax.device_get(state.actors.best).replace(instance=instance)
+
+
+def algorithm(instance: Instance, config: AgentConfig, *, seed: int = 0,
+              demonstration: np.ndarray | None = None, devices=None) -> Algorithm:
+    """The MuZero family (muzero, alphazero, mcts, no_search) as the loop's `Algorithm`, its games
+    split over `devices` (default: all local ones)."""
+    support = support_of(instance, config)
+    return Algorithm(
+        state=shard(init(instance, config, seed=seed, demonstration=demonstration), mesh(devices)),
+        chunk=lambda state, progress: run_chunk(state, instance, config=config, support=support,
+                                                progress=progress),
+        per_chunk=config.updates_per_chunk,
+        best_return=lambda state: float(state.actors.best_return),
+        best_game=lambda state: best_game(state, instance))

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmmap.core.clock import Clock
 from jaxmmap.core.problem import Solution
 from jaxmmap.env.rollout import advance, drop_first_policy, nth_game, take, to_solution, won_returns
 
@@ -45,28 +46,9 @@ class Result:
     raw: Solution | None = None
 
 
-class Anytime:
-    """Keeps the best solution and the improvement trace of a solver against a wall-clock budget."""
-
-    def __init__(self, budget_s: float):
-        self.start = time.perf_counter()
-        self.budget_s = budget_s
-        self.best: Solution | None = None
-        self.trace: list[tuple[float, float]] = []
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start
-
-    def out_of_time(self) -> bool:
-        return self.elapsed() >= self.budget_s
-
-    def offer(self, solution: Solution) -> bool:
-        """Records `solution` if it beats the best so far."""
-        if self.best is None or solution.ret > self.best.ret:
-            self.best = solution
-            self.trace.append((self.elapsed(), float(solution.ret)))
-            return True
-        return False
+class Anytime(Clock):
+    """The solvers' clock (`core.clock.Clock`: budget, best solution, trace), which also makes
+    their `Result`."""
 
     def result(self, **info) -> Result:
         if self.best is None:
