@@ -23,8 +23,8 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 from jaxmmap import Rules
-from jaxmmap.agent.loop import agent_config, fit, keep_best
-from jaxmmap.core.files import UserError, check_folder, finite, write_json
+from jaxmmap.agent.loop import agent_config, check_workdir, fit, keep_best
+from jaxmmap.core.files import UserError, finite, owned, write_json
 from jaxmmap.core.io import columns_for, open_problem, summarize
 from jaxmmap.core.simulator import latency
 from jaxmmap.env.compilation_cache import compilation_cache
@@ -64,66 +64,66 @@ def _train():
                   output_nocopy=config.get("output_nocopy", True))
     try:
         agent = agent_config(**config.agent.to_dict())
-    except TypeError as e:
+    except (TypeError, ValueError) as e:
         raise UserError(f"the config's agent: {e}") from None
     for name in ("budget_s", "training_steps", "checkpoint_every"):
         value = config[name]
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0 \
                 or value != value or value == float("inf"):
             raise UserError(f"--config.{name}={value!r}: give a positive, finite number")
-    check_folder(workdir)
-    solution_path = os.path.join(workdir, "solution.json")
-    print(f"{problem.name}: {problem.num_buffers} buffers, {problem.num_steps} steps;"
-          f" mode {agent.mode}, {agent.games} games, {agent.num_simulations} simulations")
-    heuristic = None
-    if config.prod:  # first: a kill during training keeps the heuristic's plan
-        from jaxmmap.solvers.heuristic import heuristic as run_heuristic
+    with owned(check_workdir(workdir)):  # one run per workdir: a second one gets one error line
+        solution_path = os.path.join(workdir, "solution.json")
+        print(f"{problem.name}: {problem.num_buffers} buffers, {problem.num_steps} steps;"
+              f" mode {agent.mode}, {agent.games} games, {agent.num_simulations} simulations")
+        heuristic = None
+        if config.prod:  # first: a kill during training keeps the heuristic's plan
+            from jaxmmap.solvers.heuristic import heuristic as run_heuristic
 
-        heuristic = run_heuristic(problem, 60.0, config.seed, rules=rules).solution
-        keep_best(solution_path, heuristic, problem)
-    outcome = fit(problem, agent, rules=rules, seed=config.seed, budget_s=config.budget_s,
-                  max_iterations=config.training_steps, workdir=workdir,
-                  checkpoint_every=config.checkpoint_every, progress=True, solver=agent.mode)
-    best = placed = outcome.solution
-    if best is not None:  # the agent's decisions placed physically and grown (jaxmmap.place)
-        from jaxmmap.solvers.placer import place
+            heuristic = run_heuristic(problem, 60.0, config.seed, rules=rules).solution
+            keep_best(solution_path, heuristic, problem)
+        outcome = fit(problem, agent, rules=rules, seed=config.seed, budget_s=config.budget_s,
+                      max_iterations=config.training_steps, workdir=workdir,
+                      checkpoint_every=config.checkpoint_every, progress=True, solver=agent.mode)
+        best = placed = outcome.solution
+        if best is not None:  # the agent's decisions placed physically and grown (jaxmmap.place)
+            from jaxmmap.solvers.placer import place
 
-        best = placed = place(problem, best, rules=rules,
-                              budget_s=min(60.0, max(1.0, 0.1 * config.budget_s)))
-    if heuristic is not None and (best is None or heuristic.ret > best.ret):
-        best = heuristic
-    if best is None:
-        raise UserError("no game finished within the budget; raise --config.budget_s")
-    best = keep_best(solution_path, best, problem)
-    last = outcome.history[-1] if outcome.history else {}
-    # the simulated speed beside every return: the written solution's and the agent's, against
-    # the heuristic's (run here for at most 10 s when prod did not run it)
-    base = latency(problem, heuristic if heuristic is not None else baseline(problem, best))
-    written = speed(problem, best, against=base)
-    agent_speed = None if placed is None else speed(problem, placed, against=base)
-    summary = {
-        "problem": summarize(problem, columns), "config": config.to_dict(),
-        "iterations": last.get("iteration"), "episodes": last.get("episodes"),
-        "seconds": outcome.seconds,
-        "agent_return": None if outcome.solution is None else outcome.solution.ret,
-        "agent_placed_return": None if placed is None else placed.ret,
-        "heuristic_return": None if heuristic is None else heuristic.ret,
-        "best": {"solver": best.solver, "return": best.ret},
-        "written": written, "agent_placed": agent_speed,
-    }
-    write_json(os.path.join(workdir, "summary.json"), finite(summary), indent=2)
-    agent_ret = "none" if outcome.solution is None else f"{outcome.solution.ret:.6g}"
-    line = f"agent ({agent.mode}) best return {agent_ret}"
-    if placed is not None and outcome.solution is not None and placed.ret > outcome.solution.ret:
-        line += f", placed {placed.ret:.6g}"
-    if agent_speed is not None:
-        line += f" ({_faster(agent_speed)})"
-    if heuristic is not None:
-        line += f"; heuristic {heuristic.ret:.6g}; prod {max(best.ret, heuristic.ret):.6g}"
-    print(f"{line}; {last.get('iteration', 0)} iterations, {last.get('episodes', 0)} games in"
-          f" {outcome.seconds:.0f} s")
-    print(f"written: {best.solver} return {best.ret:.6g}, simulated latency {written['latency']:.6g}"
-          f" {written['time_unit']} ({_faster(written)}) -> {solution_path}")
+            best = placed = place(problem, best, rules=rules,
+                                  budget_s=min(60.0, max(1.0, 0.1 * config.budget_s)))
+        if heuristic is not None and (best is None or heuristic.ret > best.ret):
+            best = heuristic
+        if best is None:
+            raise UserError("no game finished within the budget; raise --config.budget_s")
+        best = keep_best(solution_path, best, problem)
+        last = outcome.history[-1] if outcome.history else {}
+        # the simulated speed beside every return: the written solution's and the agent's, against
+        # the heuristic's (run here for at most 10 s when prod did not run it)
+        base = latency(problem, heuristic if heuristic is not None else baseline(problem, best))
+        written = speed(problem, best, against=base)
+        agent_speed = None if placed is None else speed(problem, placed, against=base)
+        summary = {
+            "problem": summarize(problem, columns), "config": config.to_dict(),
+            "iterations": last.get("iteration"), "episodes": last.get("episodes"),
+            "seconds": outcome.seconds,
+            "agent_return": None if outcome.solution is None else outcome.solution.ret,
+            "agent_placed_return": None if placed is None else placed.ret,
+            "heuristic_return": None if heuristic is None else heuristic.ret,
+            "best": {"solver": best.solver, "return": best.ret},
+            "written": written, "agent_placed": agent_speed,
+        }
+        write_json(os.path.join(workdir, "summary.json"), finite(summary), indent=2)
+        agent_ret = "none" if outcome.solution is None else f"{outcome.solution.ret:.6g}"
+        line = f"agent ({agent.mode}) best return {agent_ret}"
+        if placed is not None and outcome.solution is not None and placed.ret > outcome.solution.ret:
+            line += f", placed {placed.ret:.6g}"
+        if agent_speed is not None:
+            line += f" ({_faster(agent_speed)})"
+        if heuristic is not None:
+            line += f"; heuristic {heuristic.ret:.6g}; prod {max(best.ret, heuristic.ret):.6g}"
+        print(f"{line}; {last.get('iteration', 0)} iterations, {last.get('episodes', 0)} games in"
+              f" {outcome.seconds:.0f} s")
+        print(f"written: {best.solver} return {best.ret:.6g}, simulated latency {written['latency']:.6g}"
+              f" {written['time_unit']} ({_faster(written)}) -> {solution_path}")
 
 
 def _faster(row: dict) -> str:

@@ -87,6 +87,7 @@ def _play(args) -> int:
 
 
 def _solve(args) -> int:
+    from jaxmmap.harness.speed import speed
     from jaxmmap.solvers import check_options, solve
     options = parse_options(args.option).get("", {})
     if args.solver in ("muzero", "muzero-prod"):
@@ -101,27 +102,12 @@ def _solve(args) -> int:
     if args.output:
         save_solution(result.solution, args.output)
     out = {"problem": problem.name, "solver": args.solver, "return": result.solution.ret}
-    out.update(_speed(problem, result.solution, args.baseline_budget,
-                      result.solution if args.solver == "heuristic" else None))
+    heuristic = result.solution if args.solver == "heuristic" else None  # (its own baseline)
+    out.update(speed(problem, result.solution, against=heuristic, budget_s=args.baseline_budget))
     out.update({"seconds": round(result.seconds, 3), "valid": True, "info": result.info,
                 "trace": [[round(t, 3), r] for t, r in result.trace], "solution": args.output})
     print(json.dumps(out, indent=2))
     return 0
-
-
-def _speed(problem: Problem, solution, budget_s: float, heuristic=None) -> dict:
-    """The simulated speed beside a return (`harness.speed`); without the heuristic's figures
-    when `--baseline-budget 0`."""
-    from jaxmmap.core.simulator import latency
-    from jaxmmap.harness.speed import speed
-    if budget_s > 0 or heuristic is not None:
-        row = speed(problem, solution, against=heuristic, budget_s=budget_s)
-    else:
-        t = latency(problem, solution)
-        row = {"latency": t.total, "stall": t.stalled, "all_slow": t.all_slow,
-               "time_unit": problem.metadata.get("time_unit", "problem units")}
-    row.pop("return", None)
-    return row
 
 
 def _compare(args) -> int:
@@ -329,9 +315,28 @@ def _rules_args(p: argparse.ArgumentParser) -> None:
                    help="the older game: an output reaches fast memory only by Copy (no pins)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a mistake in the arguments as one `error:` line (exit status 2)."""
+
+    def error(self, message):
+        print(f"error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _seed(text: str) -> int:
+    """A seed: a whole number in [0, 2**32)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"give a whole number, not {text!r}") from None
+    if not 0 <= value < 2 ** 32:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number in [0, 2**32), got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxmmap", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="jaxmmap", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     _solving_commands(sub)
     _result_commands(sub)
@@ -352,7 +357,7 @@ def _solving_commands(sub) -> None:
     p = sub.add_parser("play", help="play the game with a simple policy and write the best solution")
     p.add_argument("problem")
     p.add_argument("--policy", choices=("random", "greedy"), default="greedy")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--games", type=int, default=1, help="games played in parallel (vmap)")
     p.add_argument("--no-backup", action="store_true", help="disable the Drop-backup")
     p.add_argument("-o", "--output", help="solution file to write")
@@ -363,7 +368,7 @@ def _solving_commands(sub) -> None:
     p.add_argument("problem")
     p.add_argument("--solver", default="greedy", help=f"one of: {', '.join(_solver_names())}")
     p.add_argument("--budget", type=float, default=10.0, help="seconds")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--option", action="append", default=[],
                    help="solver option KEY=VALUE (JSON value), repeatable; e.g. games=64")
     p.add_argument("-o", "--output")
@@ -450,7 +455,7 @@ def _problem_commands(sub) -> None:
     p.set_defaults(run=_import)
 
     p = sub.add_parser("generate", help="write a random program as a problem file")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--instructions", type=int, default=64)
     p.add_argument("--memory-fraction", type=float, default=0.5)
     p.add_argument("--inplace-prob", type=float, default=0.1)
@@ -467,14 +472,17 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from jaxmmap.env.compilation_cache import compilation_cache
     from jaxmmap.importer.hlo import HloParseError
-    from jaxmmap.solvers.base import NoGameError
+    from jaxmmap.solvers.base import NoGameError, Refused
 
     compilation_cache()
     try:
         return args.run(args)
-    except (UserError, HloParseError, NoGameError) as e:
+    except (UserError, HloParseError, NoGameError, Refused) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

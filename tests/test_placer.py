@@ -38,7 +38,7 @@ def test_the_placed_solution_is_valid_and_never_worse(k, solver):
 def test_growth_adds_to_game_solutions():
     problem = generate(2, num_instructions=300)
     rules = Rules(columns=auto_columns(problem))
-    raw = solve(problem, "greedy", budget_s=1, rules=rules, place=False).solution
+    raw = solve(problem, "greedy", budget_s=60, rules=rules, place=False).solution  # its whole game
     grown = place(problem, raw, budget_s=60, moves=0)
     assert grown.ret > raw.ret
     assert grown.solver == "greedy+placed" and grown.metadata["placed_from"] == raw.ret

@@ -15,12 +15,21 @@ ResNet, and a temperature decay at half of the run.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Literal
 
 from jaxmmap.agent.networks import NetworkConfig
 
 Mode = Literal["expert", "muzero", "alphazero", "mcts", "no_search"]
 MODES = ("expert", "muzero", "alphazero", "mcts", "no_search")
+# Fields that count something (>= 1), and plain numbers (finite): checked before anything else.
+_COUNTS = ("games", "num_simulations", "replay_size", "batch_size", "unroll_steps", "td_steps",
+           "target_update_interval", "moves_per_update", "min_replay_moves", "updates_per_chunk",
+           "elites", "learner_steps", "generations_per_chunk")
+_FRACTIONS = ("dirichlet_fraction", "dirichlet_alpha", "init_temperature", "final_temperature",
+              "temperature_decay", "discount", "learning_rate", "weight_decay", "reanalyse_fraction",
+              "demonstration_fraction", "value_loss_weight", "entropy_weight", "restart_fraction",
+              "deviation_min", "deviation_max")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +122,14 @@ class AgentConfig:
     network: NetworkConfig = NetworkConfig.small()
 
     def __post_init__(self):
+        for name in _COUNTS:  # first: the checks below divide by some of them
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+        for name in _FRACTIONS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; modes: {', '.join(MODES)}")
         if self.reanalyse_fraction and self.mode != "muzero":

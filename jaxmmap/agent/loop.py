@@ -25,6 +25,7 @@ is repaired on resume). `docs/promises.md` lists these promises.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import hashlib
@@ -48,6 +49,7 @@ from jaxmmap.core.files import (
     atomic,
     check_folder,
     dumps,
+    owned,
     read_jsonl,
     write_json,
     write_text,
@@ -245,6 +247,32 @@ def _identity(problem: Problem, config: AgentConfig, rules: Rules, seed: int, pa
             "rules": rules.to_json(), "padding": padding, "config": dataclasses.asdict(config)}
 
 
+def _open_workdir(workdir: str | None, state, problem: Problem, identity: dict):
+    """(the workdir's lock, its checkpoint manager, the state to go on from): the run takes
+    its workdir (one run per workdir; the lock is released by the caller) and resumes from its
+    newest intact checkpoint. Without a workdir: nothing to hold, no manager, `state`."""
+    lock = contextlib.ExitStack()
+    if workdir is None:
+        return lock, None, state
+    lock.enter_context(owned(workdir))
+    try:
+        _same_run(workdir, identity)
+        save_problem(problem, os.path.join(workdir, "problem.json.gz"))
+        manager, state, _ = _restore(workdir, state)
+    except BaseException:
+        lock.close()
+        raise
+    return lock, manager, state
+
+
+def check_workdir(workdir: str) -> str:
+    """Creates a run's workdir, or raises `UserError` before anything is written: it is a file,
+    or so is its `checkpoints` (a run would start over and cut its logs)."""
+    check_folder(workdir)
+    check_folder(os.path.join(workdir, "checkpoints"), create=False)
+    return workdir
+
+
 def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules = Rules(),
         seed: int = 0, budget_s: float | None = None, max_iterations: int | None = None,
         workdir: str | None = None, checkpoint_every: int = 10, devices=None,
@@ -263,16 +291,13 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
     stopped and resumed stays bit for bit the same only if every call gets the same
     `schedule_iterations` (train.py passes the total `training_steps`) and no budget ends it."""
     clock = Clock(math.inf if budget_s is None else budget_s)
+    if workdir is not None:
+        check_workdir(workdir)  # before any work
     instance = make_instance(problem, rules, **_padding(padding))
     family = expert if config.mode == "expert" else train
     algorithm = family.algorithm(instance, config, seed=seed, demonstration=demonstration, devices=devices)
     state, chunk, per_chunk = algorithm.state, algorithm.chunk, algorithm.per_chunk
-    manager = None
-    if workdir is not None:
-        check_folder(workdir)
-        _same_run(workdir, _identity(problem, config, rules, seed, padding))
-        save_problem(problem, os.path.join(workdir, "problem.json.gz"))
-        manager, state, _ = _restore(workdir, state)
+    lock, manager, state = _open_workdir(workdir, state, problem, _identity(problem, config, rules, seed, padding))
     iteration = int(state.moves) // (1 if config.mode == "expert" else config.moves_per_update)
     logs = _Logs(workdir, iteration)
     bar = _bar(iteration, workdir, config) if progress else None
@@ -323,6 +348,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         if manager is not None:
             manager.wait_until_finished()
             manager.close()
+        lock.close()
     return Outcome(solution=best, history=logs.rows, state=state, seconds=clock.elapsed(),
                    trace=list(clock.trace))
 

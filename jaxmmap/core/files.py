@@ -63,6 +63,72 @@ def check_folder(path: str | os.PathLike, *, create: bool = True) -> str:
     return path
 
 
+LOCK = ".lock"
+
+
+@contextlib.contextmanager
+def owned(folder: str | os.PathLike):
+    """Holds `folder` for this process while the block runs (a long run's workdir): one run
+    per folder. A second process gets `UserError` naming the first one's pid; a lock left by a
+    process that no longer runs (killed) is taken over; this process may hold it again inside
+    (`train.py`, then `fit`). The lock is `folder/.lock`, holding the pid, made whole at once."""
+    path = os.path.join(check_folder(folder), LOCK)
+    mine = False
+    for _ in range(3):  # create, or take over a stale lock (once another run's removal raced)
+        try:
+            _link_lock(path)
+        except FileExistsError:
+            pid = _lock_pid(path)
+            if pid == os.getpid():
+                break  # held already, by this process: the outer holder releases it
+            if pid is not None and _running(pid):
+                raise UserError(f"{folder} is in use by another run (pid {pid}); wait for it to end or"
+                                " stop it, or give another folder") from None
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)  # stale: its process is gone
+            continue
+        mine = True
+        break
+    else:
+        raise UserError(f"{folder}: cannot take its lock {path}")
+    try:
+        yield folder
+    finally:
+        if mine and _lock_pid(path) == os.getpid():
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+
+
+def _link_lock(path: str) -> None:
+    """Makes the lock file whole or not at all: the pid is written to a file of this process's
+    own, then hard-linked to `path` (FileExistsError if another holds it)."""
+    mine = f"{path}.{os.getpid()}"
+    with open(mine, "w") as f:
+        f.write(f"{os.getpid()}\n")
+    try:
+        os.link(mine, path)
+    finally:
+        os.remove(mine)
+
+
+def _lock_pid(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            return int(f.read().strip() or "0") or None
+    except (OSError, ValueError):
+        return None
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: it runs
+    return True
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)

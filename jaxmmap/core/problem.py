@@ -12,6 +12,7 @@ import gzip
 import json
 import math
 import os
+import zlib
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ MAX_BYTES = 2 ** 62  # sizes and memory_size stay far from int64 overflow
 #: The largest problem the game can play: its move counters and indices stay in int32, and the
 #: grids of a few games fit a machine's memory. Larger files are refused when read.
 MAX_BUFFERS = 1_000_000
+MAX_FILE_BYTES = 256 * 2 ** 20  # JSON read from a file, unpacked (a 1,000,000-buffer problem: about 90 MiB)
 MAX_STEPS = 1_000_000
 
 ACTION_NAMES = ("copy", "nocopy", "drop")
@@ -174,14 +176,20 @@ class Solution:
 
 
 def read_json(path: str | os.PathLike) -> Any:
+    """A JSON file (gzipped for `.gz`), read as a stream and refused past `MAX_FILE_BYTES`
+    unpacked, before they are all in memory (a small gzip can unpack to gigabytes)."""
     path = os.fspath(path)
     opener = gzip.open if path.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            return json.load(f)
+        with opener(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ProblemError(f"{path}: more than {MAX_FILE_BYTES // 2 ** 20:,} MiB of JSON"
+                               f"{' once unpacked' if path.endswith('.gz') else ''}; refused")
+        return json.loads(data.decode("utf-8"))
     except json.JSONDecodeError as e:
         raise ProblemError(f"{path}: not valid JSON ({e})") from None
-    except (OSError, EOFError, UnicodeDecodeError) as e:
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
         raise ProblemError(f"{path}: cannot read ({e})") from None
     except (ValueError, RecursionError) as e:  # huge integers, absurd nesting
         raise ProblemError(f"{path}: not a usable JSON document ({e})") from None
@@ -347,6 +355,7 @@ def _parse_solution(data: Any, where: str = "") -> Solution:
     for key in ("rules", "metadata"):
         if not isinstance(data.get(key, {}), dict):
             fail(f"{key}: expected an object")
+    _check_rules(data.get("rules", {}), fail)
     cols = data["buffers"]
     if not isinstance(cols, dict):
         fail("buffers: expected an object of columns")
@@ -359,6 +368,21 @@ def _parse_solution(data: Any, where: str = "") -> Solution:
         fail(str(e))
     return Solution(problem=data["problem"], solver=data["solver"], ret=float(ret),
                     rules=data.get("rules", {}), metadata=data.get("metadata", {}), **arrays)
+
+
+def _check_rules(rules: dict, fail) -> None:
+    """A solution's `rules` (what `Rules.to_json` writes): known keys, values of their kind."""
+    kinds = {"columns": ("a whole number >= 1", lambda v: type(v) is int and v >= 1),
+             "nocopy_offset": ("'same' or 'lowest'", lambda v: v in ("same", "lowest")),
+             "output_nocopy": ("true or false", lambda v: isinstance(v, bool)),
+             "infeasible_penalty": ("a finite number >= 0", lambda v: type(v) in (int, float) and 0 <= v < math.inf)}
+    for key, value in rules.items():
+        if key not in kinds:
+            near = difflib.get_close_matches(key, kinds, n=1)
+            fail(f"rules: unknown field {key!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
+                 + f"; the fields are {', '.join(kinds)}")
+        if not kinds[key][1](value):
+            fail(f"rules.{key}: expected {kinds[key][0]}, got {value!r}")
 
 
 # ----------------------------------------------------------------------------- checks

@@ -158,8 +158,9 @@ class GeneratorConfig:
                      "zero_supply_prob"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ProblemError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if not self.memory_fraction > 0:
-            raise ProblemError(f"memory_fraction must be > 0, got {self.memory_fraction}")
+        if not 0 < self.memory_fraction <= 1e6:
+            raise ProblemError(f"memory_fraction must be in (0, 1e6] (a fraction of the peak live bytes), got"
+                               f" {self.memory_fraction}")
         if self.size_sigma < 0:
             raise ProblemError(f"size_sigma must be >= 0, got {self.size_sigma}")
         if self.max_loop_length < 2:
@@ -193,6 +194,8 @@ class Generator:
     def __call__(self, seed) -> Problem:
         if isinstance(seed, jax.Array):
             seed = int(jax.random.randint(seed, (), 0, jnp.iinfo(jnp.int32).max))
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 63:
+            raise ProblemError(f"a generator seed is a whole number in [0, 2**63), got {seed!r}")
         cfg = self.config
         T, P = int(cfg.num_instructions), cfg.params
         n_tensors = P + T  # tensors 0..P-1 are parameters, P+i is the output of instruction i

@@ -44,16 +44,18 @@ def speed(problem: Problem, solution: Solution, *, against: Solution | Timeline 
           budget_s: float = BASELINE_BUDGET_S) -> dict:
     """The simulated figures of `solution` (validated first): its return, latency, stalls, the
     all-slow latency, and its speed-ups in percent over all-slow memory and over `against` (the
-    heuristic's solution or its timeline; None: the heuristic is run for at most `budget_s`)."""
+    heuristic's solution or its timeline; None: the heuristic is run for at most `budget_s`,
+    and with `budget_s <= 0` not at all: no figures against it)."""
     timeline = latency(problem, solution)
+    row = {"return": float(solution.ret), "latency": timeline.total, "stall": timeline.stalled,
+           "all_slow": timeline.all_slow, "time_unit": problem.metadata.get("time_unit", "problem units"),
+           "speedup_over_all_slow_percent": speedup(timeline.all_slow, timeline.total)}
+    if against is None and budget_s <= 0:
+        return row
     if against is None:
         against = baseline(problem, solution, budget_s=budget_s)
     base = against if isinstance(against, Timeline) else latency(problem, against)
-    return {"return": float(solution.ret), "latency": timeline.total, "stall": timeline.stalled,
-            "all_slow": timeline.all_slow, "heuristic_latency": base.total,
-            "time_unit": problem.metadata.get("time_unit", "problem units"),
-            "speedup_over_all_slow_percent": speedup(timeline.all_slow, timeline.total),
-            "speedup_over_heuristic_percent": speedup(base.total, timeline.total)}
+    return {**row, "heuristic_latency": base.total, "speedup_over_heuristic_percent": speedup(base.total, timeline.total)}
 
 
 def speeds(problem: Problem, solutions: dict[str, Solution], *, budget_s: float = BASELINE_BUDGET_S

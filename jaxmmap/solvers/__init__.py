@@ -87,8 +87,10 @@ def solver_options(solver: str) -> list[str]:
 
 
 def check_options(solver: str, options: dict, budget_s: float) -> None:
-    """Raises `UserError` for an unknown solver, an option it does not take, or a budget that is
-    not a positive finite number of seconds (a budget must bound the time spent)."""
+    """Raises `UserError` for an unknown solver, an option it does not take or a value of the
+    wrong kind (against the option's default, the solver's `choices` and its own
+    `check_options`), or a budget that is not a positive finite number of seconds (a budget
+    must bound the time spent)."""
     if solver not in SOLVERS:
         raise UserError(f"unknown solver {solver!r}; choose one of: {', '.join(SOLVERS)}")
     known = solver_options(solver)
@@ -96,9 +98,43 @@ def check_options(solver: str, options: dict, budget_s: float) -> None:
         if key not in known:
             raise UserError(f"the solver {solver} has no option {key!r}; its options are: "
                             f"{', '.join(known) or 'none'}")
+    fn = SOLVERS[solver]
+    fn = fn.load() if hasattr(fn, "load") else fn
+    defaults = {p.name: p.default for p in inspect.signature(fn).parameters.values()}
+    defaults.update(getattr(fn, "config_defaults", {}))
+    for key, value in options.items():
+        _check_value(solver, key, value, defaults.get(key), getattr(fn, "choices", {}).get(key))
+    if hasattr(fn, "check_options"):  # the solver's own checks (the agent's: its AgentConfig)
+        try:
+            fn.check_options(options)
+        except (TypeError, ValueError) as e:
+            raise UserError(f"the solver {solver}'s options: {e}") from None
     if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) \
             or not math.isfinite(budget_s) or budget_s <= 0:
         raise UserError(f"the budget must be a positive, finite number of seconds, got {budget_s!r}")
+
+
+def _check_value(solver: str, key: str, value, default, choices) -> None:
+    """One option's value against its default's type (a whole number >= 0, a finite number, a
+    flag, a string) and the solver's `choices` for it, as `UserError`."""
+    if choices is not None:
+        if value not in choices:
+            raise UserError(f"the solver {solver}'s option {key} is one of "
+                            f"{', '.join('null' if c is None else str(c) for c in choices)}; got {value!r}")
+        return
+    if isinstance(default, bool):
+        ok, what = isinstance(value, bool), "true or false"
+    elif isinstance(default, int):
+        ok, what = isinstance(value, int) and not isinstance(value, bool) and value >= 0, "a whole number >= 0"
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        what = "a finite number"
+    elif isinstance(default, str):
+        ok, what = isinstance(value, str), "a string"
+    else:
+        return  # None, a config object or no default: the solver checks it
+    if not ok:
+        raise UserError(f"the solver {solver}'s option {key} takes {what}; got {value!r}")
 
 
 def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 0,

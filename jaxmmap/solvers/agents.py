@@ -112,3 +112,8 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
 # muzero's keyword arguments on too).
 muzero.config_fields = tuple(f.name for f in dataclasses.fields(AgentConfig))
 prod.config_fields = ("max_iterations", "padding", "demonstration", "progress") + muzero.config_fields
+# What `solvers.check_options` checks the agent's options against: AgentConfig's defaults, and
+# AgentConfig's own checks (mode, counts, fractions), before any work.
+muzero.config_defaults = prod.config_defaults = {f.name: f.default for f in dataclasses.fields(AgentConfig)}
+muzero.check_options = prod.check_options = lambda options: agent_config(
+    **{k: v for k, v in options.items() if k in muzero.config_fields})

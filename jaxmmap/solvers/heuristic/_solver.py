@@ -16,7 +16,7 @@ from jaxmmap.env.instance import make_instance
 from jaxmmap.env.rollout import Policy, rollout, to_solution
 from jaxmmap.solvers.base import Anytime, Result
 from jaxmmap.solvers.heuristic._moves import MOVES, improve
-from jaxmmap.solvers.heuristic._plan import MAX_OVERLAP, MIN_OVERLAP, PREFERRED_OVERLAP, benefit_estimate, plan
+from jaxmmap.solvers.heuristic._plan import MAX_OVERLAP, MIN_OVERLAP, PIN_MODES, PREFERRED_OVERLAP, benefit_estimate, plan
 
 __all__ = ["PLANS", "heuristic", "plan_policy", "play_plan"]
 
@@ -120,3 +120,7 @@ def play_plan(problem: Problem, planned: np.ndarray, rules: Rules = Rules(), *,
 def _replay_game(instance, planned):
     """One compile per padded shape, shared by every call of `play_plan`."""
     return rollout(instance, jax.random.key(0), plan_policy(planned), backup=True)
+
+
+# The values `solvers.check_options` accepts for the options that are names.
+heuristic.choices = {"mode": ("plan", "game", "best"), "pins": (None, *PIN_MODES)}
