@@ -43,9 +43,16 @@ def _check(args) -> int:
         return 0
     problem = open_problem(args.file)
     summary = summarize(problem, columns_for(problem, args.columns))
+    if not args.no_bound:
+        summary["lp_bound"] = _bound(problem)
     print(json.dumps(summary, indent=2))
-    _warn(pressure_warning(summary))
+    _warn(pressure_warning(summary, summary.get("lp_bound")))
     return 0
+
+
+def _bound(problem: Problem) -> float:
+    from jaxmmap.solvers.cpsat import upper_bound
+    return float(upper_bound(problem))
 
 
 def _warn(line: str | None) -> None:
@@ -235,7 +242,7 @@ def _import_program(args) -> int:
     print(json.dumps({"file": args.output, **{k: summary[k] for k in (
         "name", "buffers", "steps", "tensors", "alias_groups", "memory_size", "peak_live_bytes",
         "memory_pressure")}}, indent=2))
-    _warn(pressure_warning(summary))
+    _warn(pressure_warning(summary, _bound(problem)))
     return 0
 
 
@@ -349,6 +356,8 @@ def _solving_commands(sub) -> None:
     p = sub.add_parser("check", help="check a problem or solution file and summarize it")
     p.add_argument("file")
     p.add_argument("--columns", default="auto", help="grid columns for the capacity-loss figures")
+    p.add_argument("--no-bound", action="store_true",
+                   help="skip the LP upper bound on the return (seconds on the largest programs)")
     p.set_defaults(run=_check)
 
     p = sub.add_parser("list", help="list the benchmark suite's instances (suite:NAME)")

@@ -163,3 +163,16 @@ def test_the_persistent_compilation_cache(tmp_path, monkeypatch):
         from jax._src import compilation_cache as cc
 
         cc.reset_cache()  # later tests compile without the temporary cache
+
+
+def test_the_warning_when_the_bound_is_the_all_fast_return():
+    from jaxmmap.core.io import all_fast_return, pressure_warning, summarize
+    from jaxmmap.solvers.cpsat import upper_bound
+
+    problem = bundled("tiny")
+    summary = summarize(problem)
+    assert summary["all_fast_return"] == pytest.approx(all_fast_return(problem))
+    assert upper_bound(problem) <= summary["all_fast_return"] + 1e-9  # nothing returns more
+    assert pressure_warning(summary, upper_bound(problem)) is None  # tiny is under pressure
+    line = pressure_warning(summary, summary["all_fast_return"])
+    assert "LP bound" in line and "\n" not in line

@@ -18,7 +18,8 @@ from jaxmmap.core.files import UserError
 from jaxmmap.core.problem import Problem, ProblemError, load_problem
 from jaxmmap.core.rules import MAX_COLUMNS, auto_columns, capacity_loss
 
-__all__ = ["bundled", "columns_for", "open_problem", "open_problems", "pressure_warning", "summarize"]
+__all__ = ["all_fast_return", "bundled", "columns_for", "open_problem", "open_problems", "pressure_warning",
+           "summarize"]
 
 
 def bundled(name: str = "tiny") -> Problem:
@@ -91,18 +92,35 @@ def summarize(problem: Problem, columns: int = 256) -> dict:
         "memory_size": problem.memory_size,
         "peak_live_bytes": int(round(live.max())), "memory_pressure": float(round(live.max()) / problem.memory_size),
         "total_supply": float(problem.supply.sum()), "total_demand": float(problem.demand.sum()),
-        "total_benefit": float(problem.benefit.sum()),
+        "total_benefit": float(problem.benefit.sum()), "all_fast_return": all_fast_return(problem),
         "latency_tables": len(problem.latency_tables),
         "capacity_loss": capacity_loss(problem, columns),
     }
 
 
-def pressure_warning(summary: dict) -> str | None:
-    """One line when the problem is trivial because fast memory holds every tensor at once
-    (`summarize`'s figures), else None."""
+def all_fast_return(problem: Problem) -> float:
+    """The return with every buffer in fast memory (no solution can have more): the static
+    benefits of the buffers of no latency table, and each table's L(nothing) - L(all)."""
+    listed = np.zeros(problem.num_buffers, bool)
+    gains = 0.0
+    for table in problem.latency_tables:
+        listed[np.asarray(table.buffers)] = True
+        gains += float(table.latency[0] - table.latency[-1])
+    return float(problem.benefit[~listed].sum()) + gains
+
+
+def pressure_warning(summary: dict, bound: float | None = None) -> str | None:
+    """One line when the problem is trivial (`summarize`'s figures): fast memory holds every
+    tensor at once, or the LP upper `bound` on the return (when given) reaches the all-fast
+    return, so nothing is left to decide. Else None."""
     peak, memory = summary["peak_live_bytes"], summary["memory_size"]
-    if peak > memory:
-        return None
-    return (f"{summary['name']}: fast memory ({memory:,} bytes) holds every tensor at once (peak live"
-            f" {peak:,} bytes): every solver can put everything in fast memory; give fast memory as a"
-            " fraction of the peak (import --memory-fraction 0.3, or from_jax(..., memory_fraction=0.3))")
+    fix = ("give fast memory as a fraction of the peak (import --memory-fraction 0.3, or"
+           " from_jax(..., memory_fraction=0.3))")
+    if peak <= memory:
+        return (f"{summary['name']}: fast memory ({memory:,} bytes) holds every tensor at once (peak live"
+                f" {peak:,} bytes): every solver can put everything in fast memory; {fix}")
+    full = summary["all_fast_return"]
+    if bound is not None and full > 0 and bound >= full * (1 - 1e-9):
+        return (f"{summary['name']}: the LP bound on the return ({bound:.6g}) is the all-fast return: every"
+                f" buffer can be in fast memory when it is used, so there is little to decide; {fix}")
+    return None
