@@ -21,12 +21,12 @@ from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.loop import fit, keep_best
 from jaxmmap.cli import main
 from jaxmmap.core import problem as problem_module
-from jaxmmap.core.files import UserError, append_jsonl, md, printable, read_jsonl, write_json
+from jaxmmap.core.files import UserError, append_jsonl, md, printable, read_jsonl, slug, write_json
 from jaxmmap.core.problem import DROP, ProblemError, load_problem, save_problem
 from jaxmmap.core.simulator import latency
 from jaxmmap.core.validator import SolutionRejected
 from jaxmmap.env import game
-from jaxmmap.harness.compare import compare, slug
+from jaxmmap.harness.compare import compare
 from jaxmmap.harness.plots import layout
 from jaxmmap.solvers import solve
 from jaxmmap.solvers.heuristic import heuristic

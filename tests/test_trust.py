@@ -4,9 +4,11 @@ solution rules, bounded reads."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -19,6 +21,9 @@ from jaxmmap.cli import main
 from jaxmmap.core import problem as problem_module
 from jaxmmap.core.files import UserError, owned
 from jaxmmap.core.problem import ProblemError, load_solution, read_json
+from jaxmmap.harness.compare import Comparison, compare
+from jaxmmap.harness.plots import layout, pick_tensor
+from jaxmmap.harness.report import report
 from jaxmmap.solvers import check_options, solve
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -129,3 +134,82 @@ def test_a_closed_pipe_ends_the_command_quietly():
     proc.wait(timeout=120)
     proc.stderr.close()
     assert proc.returncode == 0 and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+@pytest.mark.parametrize("row", ['{"x": 1}', "[1, 2]", '{"iteration": "3", "finished": 0}'])
+def test_a_metrics_row_of_another_shape_is_one_user_error(tmp_path, row):
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    (workdir / "metrics.jsonl").write_text(row + "\n" + '{"iteration": 10, "finished": 1}\n')
+    with pytest.raises(UserError, match="line 1 is not a row of this file"):
+        fit(generate(1, num_instructions=6), expert_config(), rules=RULES, max_iterations=8, padding=PAD,
+            workdir=str(workdir))
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """A small comparison's folder, saved."""
+    root = tmp_path_factory.mktemp("cmp")
+    compare([bundled("tiny")], ["greedy", "heuristic"], budget_s=5, rules=RULES, bound=False).save(root / "c")
+    return root / "c"
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d.pop("runs"), lambda d: d.update(runs=[{"status": "ok"}]), lambda d: d.update(budget_s="x"),
+    lambda d: d.update(runs=[[]]), lambda d: d.update(bounds=[]), lambda d: d.update(files={"tiny": []}),
+])
+def test_a_hand_edited_index_is_one_user_error(results, tmp_path, edit):
+    copy = tmp_path / "c"
+    shutil.copytree(results, copy)
+    data = json.loads((copy / "traces.json").read_text())
+    edit(data)
+    (copy / "traces.json").write_text(json.dumps(data))
+    with pytest.raises(UserError):
+        report([str(copy)], str(tmp_path / "r" / "report.md"), layouts=False)
+
+
+def test_reads_and_writes_stay_inside_the_results_folder(results, tmp_path):
+    copy = tmp_path / "c"
+    shutil.copytree(results, copy)
+    data = json.loads((copy / "traces.json").read_text())
+    data["files"]["tiny"]["problem"] = "../../../etc/passwd"
+    (copy / "traces.json").write_text(json.dumps(data))
+    with pytest.raises(UserError, match="leads outside the folder"):
+        report([str(copy)], str(tmp_path / "r" / "report.md"), layouts=False)
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", out / "solutions")  # a link already in the output folder
+    with pytest.raises(UserError, match="leads outside the folder"):
+        Comparison.load(results).save(out)
+    assert not os.listdir(tmp_path / "elsewhere")
+
+
+def test_an_improvement_without_its_solution_is_one_user_error(tmp_path):
+    workdir = tmp_path / "run"
+    fit(generate(1, num_instructions=6), expert_config(), rules=RULES, max_iterations=8, padding=PAD,
+        workdir=str(workdir))
+    with open(workdir / "improvements.jsonl", "a") as f:
+        f.write('{"iteration": 99, "seconds": 1.0}\n{"iteration": 100, "seconds": 1.0, "solution": {}}\n')
+    with pytest.raises(UserError, match="is not a row of this file"):
+        report([str(workdir)], str(tmp_path / "r" / "report.md"), layouts=False)
+
+
+def test_plot_refuses_what_it_cannot_draw_before_drawing(tmp_path):
+    problem = bundled("tiny")
+    solution = solve(problem, "greedy", budget_s=5, place=False).solution
+    with pytest.raises(UserError, match="cannot draw a .xyz picture"):
+        layout(problem, [solution], path=str(tmp_path / "p.xyz"))
+    assert not (tmp_path / "p.xyz").exists()
+    huge = dataclasses.replace(problem, tensor_id=problem.tensor_id + 10 ** 15)  # ids need not be dense
+    assert pick_tensor(huge, [solution]) >= 10 ** 15
+    layout(huge, [dataclasses.replace(solution, problem=huge.name)], path=str(tmp_path / "p.png"))
+    assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def test_compare_refuses_unwritable_metadata_before_any_run(tmp_path):
+    problem = bundled("tiny")
+    for bad in (dataclasses.replace(problem, metadata={**problem.metadata, "x": float("nan")}),
+                dataclasses.replace(problem, name="t\udcff")):
+        with pytest.raises(UserError, match="cannot be written to a result file"):
+            compare([bad], ["greedy"], budget_s=1, bound=False)

@@ -95,6 +95,11 @@ def summarize_metrics(metrics: dict) -> dict:
     return row
 
 
+#: What a row of metrics.jsonl and of improvements.jsonl must hold (read back on resume).
+METRIC_FIELDS = {"iteration": int, "finished": (int, float)}
+IMPROVEMENT_FIELDS = {"iteration": int, "seconds": (int, float), "solution": dict}
+
+
 class _Logs:
     """metrics.csv, metrics.jsonl and TensorBoard events, resumable at an iteration (rows logged
     after it are dropped, from TensorBoard too). NaN (no game won in a chunk) is written as null,
@@ -107,7 +112,7 @@ class _Logs:
         self.jsonl = os.path.join(workdir, "metrics.jsonl")
         self.csv = os.path.join(workdir, "metrics.csv")
         self.rows = [{k: math.nan if v is None else v for k, v in r.items()}
-                     for r in read_jsonl(self.jsonl) if r["iteration"] <= resume_at]
+                     for r in read_jsonl(self.jsonl, fields=METRIC_FIELDS) if r["iteration"] <= resume_at]
         write_text(self.jsonl, "".join(dumps(_nulls(r)) + "\n" for r in self.rows))
         with atomic(self.csv) as f:
             if self.rows:
@@ -385,7 +390,7 @@ def _metric(x: float, digits: int) -> str:
 def _kept_improvements(path: str, iteration: int) -> Solution | None:
     """Drops the improvements logged after `iteration` (the checkpoint a run resumes from) and
     returns the last one kept (None at iteration 0 or if there is none)."""
-    kept = [r for r in read_jsonl(path) if r["iteration"] <= iteration]
+    kept = [r for r in read_jsonl(path, fields=IMPROVEMENT_FIELDS) if r["iteration"] <= iteration]
     write_text(path, "".join(dumps(r) + "\n" for r in kept))
     return Solution.from_json(kept[-1]["solution"]) if kept and iteration > 0 else None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -199,9 +200,43 @@ def append_jsonl(path: str | os.PathLike, row: dict) -> None:
         f.flush()
 
 
-def read_jsonl(path: str | os.PathLike, *, repair: bool = True) -> list[dict]:
+def slug(name: str) -> str:
+    """A file name for `name`, unique and stable: the name itself when it is a plain ASCII name of
+    letters, digits and `-_.@` (not starting with a dot, at most 100 characters); otherwise its
+    plain characters, cut to 100, and 10 hex digits of the name's SHA-256 (so `a/b` and `a_b`, or
+    names that differ only in emoji, never share a file)."""
+    plain = "".join(c if c.isascii() and (c.isalnum() or c in "-_.@") else "_" for c in name)
+    if plain == name and name and not name.startswith(".") and len(name) <= 100:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{plain.lstrip('.')[:100]}-{digest}"
+
+
+def inside(folder: str | os.PathLike, relative: str) -> str:
+    """`folder/relative`, or `UserError` when it resolves (through `..`, an absolute path or a
+    symbolic link) to a place outside `folder`: reads and writes stay in the folders named."""
+    root = os.path.realpath(folder)
+    path = os.path.realpath(os.path.join(root, relative))
+    if os.path.commonpath([root, path]) != root:
+        raise UserError(f"{relative!r} leads outside the folder {os.fspath(folder)} (to {path}); keep the"
+                        " results' files inside their folder")
+    return path
+
+
+def check_writable(value: Any, what: str) -> None:
+    """`UserError` unless `value` can be written as strict JSON in UTF-8 (no NaN or Infinity, no
+    lone surrogate): checked before work whose results would hold it."""
+    try:
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")  # text files too (md, csv)
+    except (ValueError, TypeError, UnicodeEncodeError) as e:
+        raise UserError(f"{what}: cannot be written to a result file ({type(e).__name__}: {str(e)[:80]});"
+                        " fix the file it came from") from None
+
+
+def read_jsonl(path: str | os.PathLike, *, repair: bool = True, fields: dict | None = None) -> list[dict]:
     """The rows of a JSON-lines file. A torn last line (a kill during an append) is dropped and,
-    with `repair`, cut from the file. A bad line elsewhere raises `UserError` naming it."""
+    with `repair`, cut from the file. A bad line elsewhere raises `UserError` naming it, and so
+    does a row that is not an object holding `fields` ({name: type or tuple of types})."""
     path = os.fspath(path)
     if not os.path.exists(path):
         return []
@@ -214,7 +249,7 @@ def read_jsonl(path: str | os.PathLike, *, repair: bool = True) -> list[dict]:
             good += len(line) + 1
             continue
         try:
-            rows.append(json.loads(line))
+            row = json.loads(line)
         except ValueError:
             if any(rest.strip() for rest in lines[k + 1:]):
                 raise UserError(f"{path}: line {k + 1} is not JSON; fix or remove it") from None
@@ -222,6 +257,13 @@ def read_jsonl(path: str | os.PathLike, *, repair: bool = True) -> list[dict]:
                 with atomic(path, "wb") as out:
                     out.write(data[:good])
             return rows
+        if not isinstance(row, dict) or any(not isinstance(row.get(name), kind) or isinstance(row.get(name), bool)
+                                            for name, kind in (fields or {}).items()):
+            what = ", ".join(f"{name} ({' or '.join(t.__name__ for t in (kind if isinstance(kind, tuple) else (kind,)))})"
+                             for name, kind in (fields or {}).items())
+            raise UserError(f"{path}: line {k + 1} is not a row of this file (an object with {what}); fix or"
+                            " remove it")
+        rows.append(row)
         good += len(line) + 1
     return rows
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -37,7 +36,19 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from jaxmmap.core.files import UserError, atomic, check_folder, finite, md, write_json, write_text
+from jaxmmap.core.files import (
+    UserError,
+    atomic,
+    check_folder,
+    check_writable,
+    finite,
+    inside,
+    md,
+    printable,
+    slug,
+    write_json,
+    write_text,
+)
 from jaxmmap.core.problem import Problem, load_problem, load_solution, read_json, save_problem, save_solution
 from jaxmmap.core.rules import Rules, auto_columns
 from jaxmmap.harness.plots import _pyplot, save_figure, text
@@ -69,7 +80,6 @@ class Run:
       info: the solver's own figures.
       message: why a run is not ok.
     """
-
     instance: str
     solver: str
     seed: int
@@ -98,7 +108,6 @@ class Comparison:
       speed: (instance, solver) -> the simulated figures of its best solution
         (`harness.speed.speed`: latency, speed-up over the heuristic in percent).
     """
-
     runs: list[Run]
     bounds: dict[str, float]
     budget_s: float
@@ -139,15 +148,22 @@ class Comparison:
             out.append(row)
         return out
 
-    # ------------------------------------------------------------------ files
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> Comparison:
-        """Reads back what `save` wrote: the runs, and the solutions and problems it saved."""
+        """Reads back what `save` wrote: the runs, and the solutions and problems it saved. An
+        index that `compare` did not write (a hand edit) is `UserError`, not a traceback."""
+        path = os.path.join(os.fspath(directory), "traces.json")
+        try:
+            return cls._load(os.fspath(directory), read_json(path))
+        except UserError:
+            raise
+        except (KeyError, ValueError, TypeError, AttributeError, IndexError) as e:
+            raise UserError(f"{path}: not an index that jaxmmap compare writes ({type(e).__name__}: "
+                            f"{str(e)[:80]}); run compare again") from None
 
-        directory = os.fspath(directory)
-
-        data = read_json(os.path.join(directory, "traces.json"))
+    @classmethod
+    def _load(cls, directory: str, data) -> Comparison:
         budget = float(data["budget_s"])
         runs = []
         for r in data["runs"]:
@@ -161,10 +177,10 @@ class Comparison:
                             _float(r["seconds"]), found, trace, r.get("info", {}),
                             r.get("message", "")))
         files = data.get("files", {})
-        solutions = {(instance, solver): load_solution(os.path.join(directory, path))
+        solutions = {(instance, solver): load_solution(inside(directory, path))
                      for instance, entry in files.items()
                      for solver, path in entry.get("solutions", {}).items()}
-        problems = {instance: load_problem(os.path.join(directory, entry["problem"]))
+        problems = {instance: load_problem(inside(directory, entry["problem"]))
                     for instance, entry in files.items() if "problem" in entry}
         folder = os.path.join(directory, "solutions")
         if "files" not in data and os.path.isdir(folder):  # saved before the index
@@ -182,7 +198,6 @@ class Comparison:
         curves.png; with `solutions`, the best validated solution of each (instance, solver)
         under solutions/ and the problems under problems/ (traces.json lists them). Returns the
         paths written."""
-
         directory = check_folder(directory)
         paths = {name: os.path.join(directory, name)
                  for name in ("results.csv", "results.md", "traces.json", "curves.png")}
@@ -190,13 +205,13 @@ class Comparison:
         if solutions:
             for (instance, solver), solution in self.solutions.items():
                 rel = os.path.join("solutions", f"{slug(instance)}.{slug(solver)}.json.gz")
-                os.makedirs(os.path.join(directory, "solutions"), exist_ok=True)
+                os.makedirs(inside(directory, "solutions"), exist_ok=True)
                 save_solution(solution, os.path.join(directory, rel))
                 files.setdefault(instance, {}).setdefault("solutions", {})[solver] = rel
                 paths[f"solution:{instance}:{solver}"] = os.path.join(directory, rel)
             for instance, problem in self.problems.items():
                 rel = os.path.join("problems", f"{slug(instance)}.json.gz")
-                os.makedirs(os.path.join(directory, "problems"), exist_ok=True)
+                os.makedirs(inside(directory, "problems"), exist_ok=True)
                 save_problem(problem, os.path.join(directory, rel))
                 files.setdefault(instance, {})["problem"] = rel
         self.write_csv(paths["results.csv"])
@@ -270,7 +285,6 @@ class Comparison:
     def plot(self, path: str) -> None:
         """Best return over wall time per solver and instance (mean over seeds, shaded min-max),
         as a fraction of the instance's bound where there is one."""
-
         plt = _pyplot()
 
         instances = list(dict.fromkeys(r.instance for r in self.runs))
@@ -339,7 +353,6 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
       place: `solvers.solve`'s option: place game solutions physically (default: for the
         solvers that play the game, within their budget); their game's own return is shown beside.
     """
-
     options = _check_arguments(problems, solvers, budget_s, seeds, options)
     runs: list[Run] = []
     bounds: dict[str, float] = {}
@@ -393,6 +406,8 @@ def _check_arguments(problems, solvers, budget_s, seeds, options) -> dict:
                         " the name labels its results and files)")
     if not problems or not solvers:
         raise UserError("give at least one instance and one solver")
+    for p in problems:  # what the result files must hold, checked before the first run
+        check_writable({"name": p.name, "metadata": p.metadata}, f"instance {printable(p.name)!r}")
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise UserError(f"seeds must be a whole number >= 1, got {seeds!r}")
     options = options or {}
@@ -459,19 +474,6 @@ def _fmt(x: float, digits: int = 5) -> str:
 
 def _num(x: float):
     return "" if x is None or not np.isfinite(x) else repr(float(x))
-
-
-def slug(name: str) -> str:
-    """A file name for `name`, unique and stable: the name itself when it is a plain ASCII name of
-    letters, digits and `-_.@` (not starting with a dot, at most 100 characters); otherwise its
-    plain characters, cut to 100, and 10 hex digits of the name's SHA-256 (so `a/b` and `a_b`, or
-    names that differ only in emoji, never share a file)."""
-
-    plain = "".join(c if c.isascii() and (c.isalnum() or c in "-_.@") else "_" for c in name)
-    if plain == name and name and not name.startswith(".") and len(name) <= 100:
-        return name
-    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    return f"{plain.lstrip('.')[:100]}-{digest}"
 
 
 def _float(v) -> float:

@@ -14,6 +14,7 @@ Every function returns the matplotlib `Figure` (for notebooks) and, given `path`
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -43,9 +44,21 @@ def text(name: str) -> str:
     return printable(name).replace("$", r"\$")
 
 
+def image_format(path: str) -> str:
+    """The picture format of `path` (its extension; png without one), or `UserError` naming
+    those matplotlib writes: checked before anything is drawn."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    fmt = path.rsplit(".", 1)[-1].lower() if "." in os.path.basename(path) else "png"
+    known = FigureCanvasBase.get_supported_filetypes()
+    if fmt not in known:
+        raise UserError(f"{path}: cannot draw a .{fmt} picture; use one of: {', '.join(sorted(known))}")
+    return fmt
+
+
 def save_figure(fig, path: str, **kwargs) -> None:
     """Saves `fig` atomically (the format from the file's extension)."""
-    fmt = path.rsplit(".", 1)[-1].lower() if "." in path else "png"
+    fmt = image_format(path)
     with atomic(path, "wb") as f:
         fig.savefig(f, format=fmt, **kwargs)
 
@@ -74,14 +87,19 @@ def pick_tensor(problem: Problem, solutions: Sequence[Solution]) -> int:
     """The tensor worth highlighting: the one whose number of allocations differs most between
     the first two solutions (the paper's tensor T, loaded several times by the agent and once by
     the heuristic), or with one solution the one allocated most often; ties go to the larger."""
+    if problem.num_buffers == 0:
+        return -1
+    ids, dense = np.unique(problem.tensor_id, return_inverse=True)  # any ids, dense here (10**15 too)
+    dense = dense.reshape(-1)
+
     def counts(sol):
-        return np.bincount(problem.tensor_id[allocations(sol)], minlength=problem.tensor_id.max() + 1)
+        return np.bincount(dense[allocations(sol)], minlength=ids.size)
 
     first = counts(solutions[0])
     score = np.abs(first - counts(solutions[1])) if len(solutions) > 1 else first
-    size = np.zeros_like(score, dtype=np.float64)
-    np.maximum.at(size, problem.tensor_id, problem.size.astype(np.float64))
-    return int(np.lexsort((size, score))[-1])
+    size = np.zeros(ids.size, dtype=np.float64)
+    np.maximum.at(size, dense, problem.size.astype(np.float64))
+    return int(ids[np.lexsort((size, score))[-1]])
 
 
 def layout(problem: Problem, solutions: Solution | Sequence[Solution], *,
@@ -100,6 +118,8 @@ def layout(problem: Problem, solutions: Solution | Sequence[Solution], *,
     plt = _pyplot()
     from matplotlib.patches import Rectangle
 
+    if path is not None:
+        image_format(path)
     solutions = [solutions] if isinstance(solutions, Solution) else list(solutions)
     labels = list(labels) if labels is not None else [s.solver for s in solutions]
     if len(labels) != len(solutions):

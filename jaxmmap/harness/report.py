@@ -35,13 +35,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from jaxmmap.agent.loop import IMPROVEMENT_FIELDS
 from jaxmmap.core import suite as benchmarks
-from jaxmmap.core.files import UserError, atomic, check_folder, md, read_jsonl, write_text
+from jaxmmap.core.files import UserError, atomic, check_folder, inside, md, read_jsonl, slug, write_text
 from jaxmmap.core.io import bundled
 from jaxmmap.core.problem import Problem, Solution, load_problem, load_solution
 from jaxmmap.core.simulator import correlation_of, latency
 from jaxmmap.harness import plots
-from jaxmmap.harness.compare import Comparison, slug
+from jaxmmap.harness.compare import Comparison
 from jaxmmap.harness.speed import BASELINE, BASELINE_BUDGET_S, baseline, speedup
 
 __all__ = ["Entry", "collect", "read_metrics", "report"]
@@ -112,7 +113,7 @@ def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
             improvements = os.path.join(source, "improvements.jsonl")
             if os.path.exists(improvements):  # (a torn last line of a killed run is skipped)
                 others = [Solution.from_json(row["solution"])
-                          for row in read_jsonl(improvements, repair=False)]
+                          for row in read_jsonl(improvements, repair=False, fields=IMPROVEMENT_FIELDS)]
             # what the run wrote: the agent's game placed physically, or the heuristic's plan
             # (prod) where that was better; the raw games stay in the correlation
             solution = load_solution(os.path.join(source, "solution.json"))
@@ -267,7 +268,7 @@ def _figures(folder: str, rows, entries, workloads, curves, points, *, layouts: 
                     shutil.copyfileobj(src, dst)
         figures[name] = "Solvers' best return over wall time (Figure 5)"
     if layouts:
-        os.makedirs(os.path.join(folder, "layouts"), exist_ok=True)
+        os.makedirs(inside(folder, "layouts"), exist_ok=True)
         import matplotlib.pyplot as plt
         for w in workloads:
             mine = {e.solver: e for e in entries if e.workload == w}
