@@ -15,11 +15,12 @@ import sys
 import pytest
 from builders import PAD, RULES, expert_config
 
+import jaxmmap
 from jaxmmap import bundled, generate, save_solution
 from jaxmmap.agent.loop import fit
 from jaxmmap.cli import main
 from jaxmmap.core import problem as problem_module
-from jaxmmap.core.files import UserError, owned
+from jaxmmap.core.files import UserError, owned, read_jsonl
 from jaxmmap.core.problem import ProblemError, load_solution, read_json
 from jaxmmap.harness.compare import Comparison, compare
 from jaxmmap.harness.plots import layout, pick_tensor
@@ -213,3 +214,36 @@ def test_compare_refuses_unwritable_metadata_before_any_run(tmp_path):
                 dataclasses.replace(problem, name="t\udcff")):
         with pytest.raises(UserError, match="cannot be written to a result file"):
             compare([bad], ["greedy"], budget_s=1, bound=False)
+
+
+def test_a_flipped_bit_in_a_checkpoint_falls_back_like_a_corrupt_one(tmp_path, capsys):
+    problem, workdir = generate(1, num_instructions=6), tmp_path / "run"
+    options = dict(rules=RULES, padding=PAD, workdir=str(workdir), checkpoint_every=1)
+    fit(problem, expert_config(), max_iterations=8, **options)
+    steps = sorted(int(n) for n in os.listdir(workdir / "checkpoints") if n.isdigit())
+    assert len(steps) == 2 and sorted(os.listdir(workdir / "checkpoints.sha256")) == [f"{s}.json" for s in steps]
+    files = [os.path.join(d, f) for d, _, fs in os.walk(workdir / "checkpoints" / str(steps[-1])) for f in fs]
+    big = max(files, key=os.path.getsize)
+    with open(big, "r+b") as f:
+        f.seek(os.path.getsize(big) // 2)
+        byte = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([byte[0] ^ 0x10]))
+    capsys.readouterr()
+    fit(problem, expert_config(), max_iterations=12, **options)
+    err = capsys.readouterr().err
+    assert f"checkpoint {steps[-1]}" in err and "checksum mismatch" in err and f"resuming from checkpoint {steps[0]}" in err
+    assert (workdir / "checkpoints.corrupt" / str(steps[-1])).is_dir()
+
+
+def test_what_the_fuzz_found(tmp_path):
+    # a problem whose step_latency does not fit its steps: one error line, not a ValueError
+    problem = generate(3, num_instructions=8)
+    bad = dataclasses.replace(problem, metadata={**problem.metadata, "step_latency": [1.0] * 7})
+    with pytest.raises(ProblemError, match="step_latency must be 8 finite durations"):
+        jaxmmap.latency(bad, solve(problem, "greedy", budget_s=10, place=False).solution)
+    # a metrics row whose key is not text (a lone surrogate): refused naming its line
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"iteration": 1, "finished": 0, "x\\udcff": 1}\n{"iteration": 2, "finished": 0}\n')
+    with pytest.raises(UserError, match="line 1 is not a row of this file"):
+        read_jsonl(path, fields={"iteration": int})

@@ -111,14 +111,10 @@ class _Logs:
             return
         self.jsonl = os.path.join(workdir, "metrics.jsonl")
         self.csv = os.path.join(workdir, "metrics.csv")
-        self.rows = [{k: math.nan if v is None else v for k, v in r.items()}
-                     for r in read_jsonl(self.jsonl, fields=METRIC_FIELDS) if r["iteration"] <= resume_at]
+        rows = read_jsonl(self.jsonl, fields=METRIC_FIELDS, values=(int, float, type(None)))
+        self.rows = [{k: math.nan if v is None else v for k, v in r.items()} for r in rows if r["iteration"] <= resume_at]
         write_text(self.jsonl, "".join(dumps(_nulls(r)) + "\n" for r in self.rows))
-        with atomic(self.csv) as f:
-            if self.rows:
-                writer = csv.DictWriter(f, fieldnames=list(self.rows[0]))
-                writer.writeheader()
-                writer.writerows(self.rows)
+        self._write_csv()
         try:
             from tensorboardX import SummaryWriter
             # events of steps after the checkpoint (a killed run's) are purged
@@ -132,11 +128,24 @@ class _Logs:
         if self.workdir is None:
             return
         append_jsonl(self.jsonl, row)
+        if self.fields != list(dict.fromkeys([*self.fields, *row])):  # a new column: the whole file again
+            self._write_csv()
+            return self._tensorboard(row)
         with open(self.csv, "a", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(row))
-            if len(self.rows) == 1:
+            csv.DictWriter(f, fieldnames=self.fields, restval="").writerow(row)
+        self._tensorboard(row)
+
+    def _write_csv(self):
+        """metrics.csv from the rows, its columns those of every row (an older run's rows may
+        lack some: left empty)."""
+        self.fields = list(dict.fromkeys(k for r in self.rows for k in r))
+        with atomic(self.csv) as f:
+            if self.rows:
+                writer = csv.DictWriter(f, fieldnames=self.fields, restval="")
                 writer.writeheader()
-            writer.writerow(row)
+                writer.writerows(self.rows)
+
+    def _tensorboard(self, row: dict):
         if self.tb is not None:
             for key, value in row.items():
                 if key != "iteration" and isinstance(value, int | float) and math.isfinite(value):
@@ -177,6 +186,7 @@ def _restore(workdir: str, state):
             if not steps:
                 return manager, state, None
             try:
+                _verify(workdir, steps[0])
                 return manager, manager.restore(steps[0], args=ocp.args.StandardRestore(abstract)), steps[0]
             except Exception as e:  # noqa: BLE001 - any unreadable file of the checkpoint
                 manager.close()
@@ -339,13 +349,13 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
                 if workdir is not None:
                     _keep(workdir, improvements, best, problem, iteration, seconds)
             if manager is not None and chunks % checkpoint_every == 0:
-                _save(manager, iteration, state)
+                _save(manager, workdir, iteration, state)
             if bar is not None:  # the bar follows whichever ends the run first: budget or iterations
                 bar.update(round(100 * _progress(clock, iteration, max_iterations), 1) - bar.n)
                 bar.set_postfix_str(f"it={iteration:,} ret={_metric(row['mean_return'], 4)} "
                                     f"best={_metric(best_return, 4)} loss={_metric(row['loss'], 3)}", refresh=False)
         if manager is not None and chunks % checkpoint_every:
-            _save(manager, iteration, state)
+            _save(manager, workdir, iteration, state)
     finally:
         if bar is not None:
             bar.close()
@@ -417,10 +427,40 @@ def _padding(padding):
     return dict(zip(("num_buffers", "num_steps", "num_tables"), padding))
 
 
-def _save(manager, iteration: int, state: train.TrainState):
+def _save(manager, workdir: str, iteration: int, state):
+    """A checkpoint, then the SHA-256 of each of its files (`checkpoints.sha256/STEP.json`),
+    checked on restore: a flipped bit makes it corrupt, not a silently different run."""
     import orbax.checkpoint as ocp
 
     manager.save(iteration, args=ocp.args.StandardSave(state))
+    manager.wait_until_finished()  # its files are whole now
+    sums = os.path.join(workdir, "checkpoints.sha256")
+    os.makedirs(sums, exist_ok=True)
+    write_json(os.path.join(sums, f"{iteration}.json"), _checksums(os.path.join(workdir, "checkpoints", str(iteration))))
+    kept = {f"{step}.json" for step in _step_folders(os.path.join(workdir, "checkpoints"))}
+    for name in set(os.listdir(sums)) - kept:  # those of the checkpoints orbax let go
+        os.remove(os.path.join(sums, name))
+
+
+def _checksums(folder: str) -> dict[str, str]:
+    sums = {}
+    for where, _, names in os.walk(folder):
+        for name in names:
+            with open(os.path.join(where, name), "rb") as f:
+                sums[os.path.relpath(os.path.join(where, name), folder)] = hashlib.sha256(f.read()).hexdigest()
+    return sums
+
+
+def _verify(workdir: str, step: int) -> None:
+    """Raises ValueError when a file of checkpoint `step` differs from its checksum (a checkpoint
+    saved without checksums, by an older version or a kill just after orbax wrote it, passes)."""
+    path = os.path.join(workdir, "checkpoints.sha256", f"{step}.json")
+    if not os.path.exists(path):
+        return
+    want, have = read_json(path), _checksums(os.path.join(workdir, "checkpoints", str(step)))
+    bad = sorted(name for name in want if have.get(name) != want[name])
+    if bad:
+        raise ValueError(f"checksum mismatch in {', '.join(bad[:3])}")
 
 
 def agent_config(**fields) -> AgentConfig:

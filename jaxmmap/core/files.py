@@ -223,6 +223,15 @@ def inside(folder: str | os.PathLike, relative: str) -> str:
     return path
 
 
+def _text(line: bytes) -> bool:
+    """Whether a JSON line's strings are text (no lone surrogate written as an escape)."""
+    try:
+        json.dumps(json.loads(line), ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, ValueError):
+        return False
+    return True
+
+
 def check_writable(value: Any, what: str) -> None:
     """`UserError` unless `value` can be written as strict JSON in UTF-8 (no NaN or Infinity, no
     lone surrogate): checked before work whose results would hold it."""
@@ -233,10 +242,12 @@ def check_writable(value: Any, what: str) -> None:
                         " fix the file it came from") from None
 
 
-def read_jsonl(path: str | os.PathLike, *, repair: bool = True, fields: dict | None = None) -> list[dict]:
+def read_jsonl(path: str | os.PathLike, *, repair: bool = True, fields: dict | None = None,
+               values: tuple | None = None) -> list[dict]:
     """The rows of a JSON-lines file. A torn last line (a kill during an append) is dropped and,
     with `repair`, cut from the file. A bad line elsewhere raises `UserError` naming it, and so
-    does a row that is not an object holding `fields` ({name: type or tuple of types})."""
+    does a row that is not an object holding `fields` ({name: type or tuple of types}), or, with
+    `values`, one holding a value of another type (booleans are not numbers here)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         return []
@@ -258,7 +269,9 @@ def read_jsonl(path: str | os.PathLike, *, repair: bool = True, fields: dict | N
                     out.write(data[:good])
             return rows
         if not isinstance(row, dict) or any(not isinstance(row.get(name), kind) or isinstance(row.get(name), bool)
-                                            for name, kind in (fields or {}).items()):
+                                            for name, kind in (fields or {}).items()) or \
+                (values and any(not isinstance(v, values) or isinstance(v, bool) for v in row.values())) or \
+                not _text(line):
             what = ", ".join(f"{name} ({' or '.join(t.__name__ for t in (kind if isinstance(kind, tuple) else (kind,)))})"
                              for name, kind in (fields or {}).items())
             raise UserError(f"{path}: line {k + 1} is not a row of this file (an object with {what}); fix or"

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxmmap.core.problem import COPY, DROP, Problem, Solution
+from jaxmmap.core.problem import COPY, DROP, Problem, ProblemError, Solution
 from jaxmmap.core.validator import check_solution
 
 __all__ = ["Timeline", "correlation", "correlation_of", "latency", "step_latency"]
@@ -85,10 +85,13 @@ def step_latency(problem: Problem) -> np.ndarray:
     """float64[T]: each step's duration with every buffer in slow memory (see the module doc)."""
     known = problem.metadata.get("step_latency")
     if known is not None:
-        slow = np.asarray(known, np.float64)
-        if slow.shape != (problem.num_steps,):
-            raise ValueError(f"metadata step_latency has {slow.shape[0]} entries, the problem "
-                             f"{problem.num_steps} steps")
+        try:
+            slow = np.asarray(known, np.float64)
+        except (TypeError, ValueError):
+            slow = None
+        if slow is None or slow.shape != (problem.num_steps,) or not np.all(np.isfinite(slow)) or np.any(slow < 0):
+            raise ProblemError(f"{problem.name}: metadata step_latency must be {problem.num_steps} finite"
+                               " durations >= 0, one per step (or absent)")
         return slow
     if problem.metadata.get("generator") == "jaxmmap.generator":  # older generated files
         return np.asarray(problem.supply, np.float64).copy()  # its supply is that duration
