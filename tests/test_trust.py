@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from builders import PAD, RULES, expert_config
 
@@ -21,7 +22,7 @@ from jaxmmap.agent.loop import fit
 from jaxmmap.cli import main
 from jaxmmap.core import problem as problem_module
 from jaxmmap.core.files import UserError, owned, read_jsonl
-from jaxmmap.core.problem import ProblemError, load_solution, read_json
+from jaxmmap.core.problem import Problem, ProblemError, Solution, load_solution, read_json
 from jaxmmap.harness.compare import Comparison, compare
 from jaxmmap.harness.plots import layout, pick_tensor
 from jaxmmap.harness.report import report
@@ -247,3 +248,17 @@ def test_what_the_fuzz_found(tmp_path):
     path.write_text('{"iteration": 1, "finished": 0, "x\\udcff": 1}\n{"iteration": 2, "finished": 0}\n')
     with pytest.raises(UserError, match="line 1 is not a row of this file"):
         read_jsonl(path, fields={"iteration": int})
+
+
+def test_plot_draws_a_problem_without_buffers_and_a_name_that_is_not_text(tmp_path):
+    z = np.zeros(0, np.int64)
+    empty = Problem(name="empty", memory_size=1024, supply=np.ones(3), size=z, is_output=z.astype(bool),
+                    target_time=z, tensor_id=z, alias_id=z, live_start=z, live_end=z, demand=z.astype(float),
+                    benefit=z.astype(float))
+    nothing = Solution(problem="empty", solver="x", ret=0.0, action=z, offset=z, alloc_start=z, alloc_end=z,
+                       copy_start=z, copy_end=z)
+    layout(empty, [nothing], path=str(tmp_path / "empty.png"))
+    odd = dataclasses.replace(bundled("tiny"), name="ti\udcffny")
+    solution = solve(odd, "greedy", budget_s=10, place=False).solution
+    layout(odd, [solution], labels=["gr\udcffedy"], path=str(tmp_path / "odd.png"))
+    assert (tmp_path / "empty.png").stat().st_size > 1000 and (tmp_path / "odd.png").stat().st_size > 1000

@@ -282,11 +282,12 @@ def read_jsonl(path: str | os.PathLike, *, repair: bool = True, fields: dict | N
 
 
 def printable(text: str) -> str:
-    """`text` with control and format characters (newlines, escapes, bidi overrides) shown as
-    `\\uXXXX`, so that a name can never break a table row or a terminal line."""
+    """`text` with control and format characters (newlines, escapes, bidi overrides) and lone
+    surrogates shown as `\\uXXXX`, so that a name can never break a table row, a terminal line or
+    a file's encoding."""
     import unicodedata
 
-    return "".join(c if unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp") else f"\\u{ord(c):04x}"
+    return "".join(c if unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp", "Cs") else f"\\u{ord(c):04x}"
                    for c in str(text))
 
 
