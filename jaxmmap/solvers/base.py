@@ -87,16 +87,22 @@ GRACE_S = 4.0
 
 
 @functools.partial(jax.jit, static_argnames=("policy",))
-def _advance(states, keys, moves, policy, finish):
-    """`advance` with `policy`, or with `drop_first_policy` where `finish`: one compile for both."""
-    act = lambda k, s: jnp.where(finish, drop_first_policy(k, s), policy(k, s))  # noqa: E731
-    return advance(states, keys, act, moves=moves)
+def _advance(states, keys, moves, policy, finish, params=None):
+    """`advance` with `policy` (with `params`: `policy(params_i)` is game i's), or with
+    `drop_first_policy` where `finish`: one compile for both."""
+    def act(game_policy):
+        return lambda k, s: jnp.where(finish, drop_first_policy(k, s), game_policy(k, s))
+
+    if params is None:
+        return advance(states, keys, act(policy), moves=moves)
+    return advance(states, keys, lambda p: act(policy(p)), moves=moves, params=params)
 
 
-def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, finish: bool = True):
+def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params=None, finish: bool = True):
     """Plays a batch of games (`rollout.start`, the instance shared) in slices of about
     `SLICE_S` seconds, looking at the clock between slices, so that a budget holds at any
-    program size. Returns (states, whether every game ended by its own policy). Games still
+    program size (with `params`, `policy(params_i)` plays game i, as in `rollout.advance`).
+    Returns (states, whether every game ended by its own policy). Games still
     running at the deadline (the budget, plus 10% and `GRACE_S` for a game already under way)
     are returned as they are (`finish=False`), or (`finish=True`) the one that got furthest is
     ended with `drop_first_policy`, which keeps what it placed: a valid solution, fast."""
@@ -104,7 +110,7 @@ def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, finish
     moves = 64  # the first slice also measures the speed of a move (its compile included)
     while True:
         begin = time.perf_counter()
-        states, keys = _advance(states, keys, jnp.int32(moves), policy, jnp.bool_(False))
+        states, keys = _advance(states, keys, jnp.int32(moves), policy, jnp.bool_(False), params)
         if bool(jnp.all(states.done)) or clock.elapsed() >= deadline:
             break
         rate = moves / max(time.perf_counter() - begin, 1e-6)  # moves per second (the first: with its compile)
@@ -113,8 +119,9 @@ def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, finish
         return states, bool(jnp.all(states.done))
     furthest = int(jnp.argmax(jnp.where(states.done & ~states.lost, states.board.cursor + 2 ** 30,
                                         states.board.cursor)))
+    own = None if params is None else jax.tree.map(lambda x: x[furthest:furthest + 1], params)
     game, _ = _advance(take(states, furthest), keys[furthest:furthest + 1], jnp.int32(2 ** 30), policy,
-                       jnp.bool_(True))
+                       jnp.bool_(True), own)
     return game, False
 
 

@@ -1,13 +1,15 @@
 """The MMap-MuZero paper's evolutionary-search baseline: OpenAI-ES (Salimans et al. 2017) over the
 weights of a small policy (`jaxmmap.solvers.evolution.policy`).
 
-One generation, one jitted function: evosax's `Open_ES` asks for a population of parameter
-vectors (mirrored/antithetic Gaussian perturbations of the mean), every member plays one game
-with the deterministic (argmax) policy (Drop-backup on, one `play.rollouts` batch), the fitness
-(minus the return: evosax minimises) is centred-rank shaped and the mean moves along the ES
-gradient with Adam. The mean itself also plays each generation (one extra game), so the search
-never reports less than its starting policy. The host loop only checks the clock and keeps the
-best game (`Anytime.offer`).
+One generation: evosax's `Open_ES` asks for a population of parameter vectors (mirrored/antithetic
+Gaussian perturbations of the mean; a jitted `ask`), every member plays one game with the
+deterministic (argmax) policy (Drop-backup on, one batch played in slices of about a second with
+the clock looked at between them: `base.play_on_the_clock`), then the fitness (minus the return:
+evosax minimises) is centred-rank shaped and the mean moves along the ES gradient with Adam (a
+jitted `tell`). The mean itself also plays each generation (one extra game), so the search never
+reports less than its starting policy. A generation the budget cuts does not count; if no
+generation has finished by then, its furthest game is ended Drop-first, so the run still ends on
+time with a valid solution. `make_generation(...).generation` is the three in one function.
 
 Decisions:
 * The mean starts at the greedy policy (`policy.init_params(greedy=True)`: the argmax policy of
@@ -39,7 +41,7 @@ Decisions:
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.flatten_util
@@ -51,8 +53,8 @@ from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import observation
 from jaxmmap.env.instance import Instance, make_instance
-from jaxmmap.env.rollout import nth_game, rollouts, won_returns
-from jaxmmap.solvers.base import Anytime, CountedJit, Result, run_generations, strong_types
+from jaxmmap.env.rollout import nth_game, rollouts, start, to_solution, won_returns
+from jaxmmap.solvers.base import Anytime, CountedJit, Result, play_on_the_clock, strong_types
 from jaxmmap.solvers.evolution import policy
 
 
@@ -75,15 +77,28 @@ class EsState:
     restarts: jax.Array
 
 
-@functools.lru_cache(maxsize=16)
-def make_generation(population: int, hidden: int, sigma: float, lr: float, patience: int):
-    """(strategy, init, generation) for one configuration (not jitted: `es` jits it).
+class Generation(NamedTuple):
+    """One configuration's pure functions (not jitted: `es` jits them).
 
-    `init(key, mean_params) -> EsState`; `generation(search, key, instance) -> (search,
-    best_state, stats)`: restarts the mean at the best parameters if the search has stalled for
-    `patience` generations, plays population + 1 games (the last is the mean's), updates the
-    strategy and the best; `best_state` is this generation's best game, `stats` a dict of
-    float32[] figures (best, mean_policy, median)."""
+    `init(key, mean_params) -> EsState`. A generation is `ask(search, key) -> (search, asked)`
+    (restarts the mean at the best parameters if the search has stalled for `patience`
+    generations, and asks for the population: `asked.everyone` holds population + 1 parameter
+    vectors, the last the mean's), one game per vector (`member_policy`), then
+    `tell(search, asked, returns) -> (search, best, stats)` (the strategy and the best updated;
+    `best` the index of this generation's best game, `stats` float32[] figures: best,
+    mean_policy, median). `generation(search, key, instance) -> (search, best_state, stats)` is the
+    three in one function, its games in one `rollouts` batch."""
+
+    strategy: Any
+    init: Any
+    ask: Any
+    tell: Any
+    generation: Any
+
+
+@functools.lru_cache(maxsize=16)
+def make_generation(population: int, hidden: int, sigma: float, lr: float, patience: int) -> Generation:
+    """The `Generation` of one configuration."""
     from evosax.algorithms import Open_ES  # here: `import jaxmmap` does not need evosax
 
     template = policy.init_params(jax.random.key(0), hidden=hidden)
@@ -99,7 +114,7 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
                                    best_return=jnp.float32(-jnp.inf), stall=jnp.int32(0),
                                    restarts=jnp.int32(0)))
 
-    def generation(search: EsState, key: jax.Array, instance: Instance):
+    def ask(search: EsState, key: jax.Array):
         k_ask, k_tell = jax.random.split(key)
         restart = search.stall >= patience
         es_state = jax.lax.cond(
@@ -109,32 +124,59 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
         members, es_state = strategy.ask(k_ask, es_state, params)
         mean = strategy.get_mean(es_state)
         everyone = jax.tree.map(lambda p, m: jnp.concatenate([p, m[None]]), members, mean)
-        ctx = observation.context(instance)
-        size = jax.tree.leaves(everyone)[0].shape[0]
-        states = rollouts(instance, jnp.broadcast_to(k_ask, (size,)), lambda w: policy.make_policy(w, ctx),
-                          backup=True, params=everyone)
-        returns = won_returns(states)
+        asked = {"members": members, "everyone": everyone, "restart": restart, "key": k_ask, "tell": k_tell}
+        return search.replace(es=es_state), asked
+
+    def tell(search: EsState, asked: dict, returns: jax.Array):
         fitness = jnp.where(jnp.isfinite(returns[:population]), -returns[:population], jnp.inf)
-        es_state, _ = strategy.tell(k_tell, members, fitness, es_state, params)
+        es_state, _ = strategy.tell(asked["tell"], asked["members"], fitness, search.es, params)
         best = jnp.argmax(returns)
         better = returns[best] > search.best_return
         search = EsState(
             es=es_state,
-            best_params=jnp.where(better, ravel(everyone)[best], search.best_params),
+            best_params=jnp.where(better, ravel(asked["everyone"])[best], search.best_params),
             best_return=jnp.maximum(returns[best], search.best_return),
-            stall=jnp.where(better | restart, 0, search.stall + 1),
-            restarts=search.restarts + restart.astype(jnp.int32))
+            stall=jnp.where(better | asked["restart"], 0, search.stall + 1),
+            restarts=search.restarts + asked["restart"].astype(jnp.int32))
         stats = {"best": returns[best], "mean_policy": returns[population],
                  "median": jnp.median(returns[:population])}
-        return strong_types(search), nth_game(states, best), stats
+        return strong_types(search), best, stats
 
-    return strategy, init, generation
+    def generation(search: EsState, key: jax.Array, instance: Instance):
+        search, asked = ask(search, key)
+        size = population + 1
+        states = rollouts(instance, jnp.broadcast_to(asked["key"], (size,)), member_policy, backup=True,
+                          params=members_with(asked, instance))
+        search, best, stats = tell(search, asked, won_returns(states))
+        return search, nth_game(states, best), stats
+
+    return Generation(strategy, init, ask, tell, generation)
+
+
+def member_policy(member) -> policy.Policy:
+    """A member's policy: its parameters with the instance's feature context (`members_with`)."""
+    weights, ctx = member
+    return policy.make_policy(weights, ctx)
+
+
+def members_with(asked: dict, instance: Instance):
+    """Every asked parameter vector with the instance's feature context, batched for `rollouts`."""
+    size = jax.tree.leaves(asked["everyone"])[0].shape[0]
+    ctx = observation.context(instance)
+    return asked["everyone"], jax.tree.map(lambda x: jnp.broadcast_to(x, (size, *x.shape)), ctx)
 
 
 @functools.lru_cache(maxsize=16)
 def _jitted(population: int, hidden: int, sigma: float, lr: float, patience: int):
-    strategy, init, generation = make_generation(population, hidden, sigma, lr, patience)
-    return init, CountedJit(generation)
+    """(init, ask, tell) of one configuration, `ask` also returning the members' policy
+    parameters (`members_with`); both jitted, their compiles counted."""
+    g = make_generation(population, hidden, sigma, lr, patience)
+
+    def ask(search: EsState, key: jax.Array, instance: Instance):
+        search, asked = g.ask(search, key)
+        return search, asked, members_with(asked, instance)
+
+    return g.init, CountedJit(ask), CountedJit(g.tell)
 
 
 def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
@@ -167,16 +209,34 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
     config = (population, hidden, float(sigma), float(lr), patience if patience > 0 else 2 ** 30)
-    init, generation = _jitted(*config)
-    traces = generation.traces
+    init, ask, tell = _jitted(*config)
+    traces = ask.traces + tell.traces
     key_init, key = jax.random.split(jax.random.key(seed))
-    start = policy.init_params(key_init, hidden=hidden, greedy=greedy_start, scale=init_noise)
-    search = init(key_init, start)
-    search, stats, generations, first = run_generations(
-        clock, generation, search, key, instance, problem=problem, rules=rules, solver="es",
-        max_generations=max_generations)
+    begin = policy.init_params(key_init, hidden=hidden, greedy=greedy_start, scale=init_noise)
+    search = init(key_init, begin)
+    generations, first, stats, best_seen = 0, None, None, -float("inf")
+    while max_generations is None or generations < max_generations:
+        key, sub = jax.random.split(key)
+        asked_search, asked, members = ask(search, sub, instance)
+        keys = jnp.broadcast_to(asked["key"], (population + 1,))  # argmax policies: one key for all
+        # the games in slices, the clock looked at between them (a generation can take minutes)
+        states, whole = play_on_the_clock(clock, start(instance, population + 1), keys, member_policy,
+                                          params=members, finish=clock.best is None)
+        if not whole:  # the budget ended inside the generation: it does not count
+            if bool(states.done[0]) and not bool(states.lost[0]) and clock.best is None:
+                clock.offer(to_solution(problem, nth_game(states, 0), rules, solver="es"))
+            break
+        search, best, stats = tell(asked_search, asked, won_returns(states))
+        generations += 1
+        value = float(stats["best"])
+        first = value if first is None else first
+        if value > best_seen:
+            best_seen = value
+            clock.offer(to_solution(problem, nth_game(states, int(best)), rules, solver="es"))
+        if clock.out_of_time():
+            break
     return clock.result(generations=generations, games=generations * (population + 1),
-                        traces=generation.traces - traces, restarts=int(search.restarts),
+                        traces=ask.traces + tell.traces - traces, restarts=int(search.restarts),
                         first_generation_best=first,
-                        mean_policy_return=float(stats["mean_policy"]), population=population,
-                        sigma=sigma, lr=lr, hidden=hidden)
+                        mean_policy_return=float("nan") if stats is None else float(stats["mean_policy"]),
+                        population=population, sigma=sigma, lr=lr, hidden=hidden)
