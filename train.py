@@ -127,7 +127,7 @@ def _train():
 
 
 def _faster(row: dict) -> str:
-    """`+1.23% faster than the heuristic` (simulated)."""
+    """`1.23% faster than the heuristic, simulated` (or slower)."""
     pct = row["speedup_over_heuristic_percent"]
     return f"{abs(pct):.2f}% {'faster' if pct >= 0 else 'slower'} than the heuristic, simulated"
 
