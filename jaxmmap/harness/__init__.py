@@ -2,5 +2,6 @@
 
 compare  solvers x instances x seeds under one budget -> CSV, Markdown, PNG
 report   Tables 3-5 and figures from comparison results and training runs
+speed    the simulated latency and speed-up over the heuristic beside every return
 plots    memory layouts, training curves, speedup bars, correlation scatter (matplotlib)
 """
