@@ -159,6 +159,7 @@ def results(tmp_path_factory):
 @pytest.mark.parametrize("edit", [
     lambda d: d.pop("runs"), lambda d: d.update(runs=[{"status": "ok"}]), lambda d: d.update(budget_s="x"),
     lambda d: d.update(runs=[[]]), lambda d: d.update(bounds=[]), lambda d: d.update(files={"tiny": []}),
+    lambda d: d["runs"][0].update(seed=float("inf")),  # found by the fuzz test: OverflowError
 ])
 def test_a_hand_edited_index_is_one_user_error(results, tmp_path, edit):
     copy = tmp_path / "c"

@@ -158,7 +158,7 @@ class Comparison:
             return cls._load(os.fspath(directory), read_json(path))
         except UserError:
             raise
-        except (KeyError, ValueError, TypeError, AttributeError, IndexError) as e:
+        except (KeyError, ValueError, TypeError, AttributeError, IndexError, ArithmeticError) as e:
             raise UserError(f"{path}: not an index that jaxmmap compare writes ({type(e).__name__}: "
                             f"{str(e)[:80]}); run compare again") from None
 
