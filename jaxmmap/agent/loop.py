@@ -128,11 +128,11 @@ class _Logs:
         if self.workdir is None:
             return
         append_jsonl(self.jsonl, row)
-        if self.fields != list(dict.fromkeys([*self.fields, *row])):  # a new column: the whole file again
+        if set(row) <= set(self.fields):
+            with open(self.csv, "a", newline="") as f:
+                csv.DictWriter(f, fieldnames=self.fields, restval="").writerow(row)
+        else:  # a new column: the whole file again
             self._write_csv()
-            return self._tensorboard(row)
-        with open(self.csv, "a", newline="") as f:
-            csv.DictWriter(f, fieldnames=self.fields, restval="").writerow(row)
         self._tensorboard(row)
 
     def _write_csv(self):

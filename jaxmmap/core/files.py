@@ -223,23 +223,33 @@ def inside(folder: str | os.PathLike, relative: str) -> str:
     return path
 
 
-def _text(line: bytes) -> bool:
-    """Whether a JSON line's strings are text (no lone surrogate written as an escape)."""
-    try:
-        json.dumps(json.loads(line), ensure_ascii=False).encode("utf-8")
-    except (UnicodeEncodeError, ValueError):
-        return False
-    return True
-
-
-def check_writable(value: Any, what: str) -> None:
-    """`UserError` unless `value` can be written as strict JSON in UTF-8 (no NaN or Infinity, no
-    lone surrogate): checked before work whose results would hold it."""
+def _unwritable(value: Any) -> Exception | None:
+    """Why `value` cannot be written as strict JSON in UTF-8 text (NaN or Infinity, a lone
+    surrogate, an object JSON does not know), or None."""
     try:
         json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")  # text files too (md, csv)
     except (ValueError, TypeError, UnicodeEncodeError) as e:
+        return e
+    return None
+
+
+def check_writable(value: Any, what: str) -> None:
+    """`UserError` unless `value` can be written (`_unwritable`): checked before work whose
+    results would hold it."""
+    e = _unwritable(value)
+    if e is not None:
         raise UserError(f"{what}: cannot be written to a result file ({type(e).__name__}: {str(e)[:80]});"
-                        " fix the file it came from") from None
+                        " fix the file it came from")
+
+
+def _is_row(row: Any, fields: dict | None, values: tuple | None) -> bool:
+    """A JSON-lines row as `read_jsonl` wants it: an object with `fields` of their types, every
+    value of `values` (booleans are not numbers here), nothing that could not be written back."""
+    def of(value, kind) -> bool:
+        return isinstance(value, kind) and not isinstance(value, bool)
+
+    return (isinstance(row, dict) and all(of(row.get(name), kind) for name, kind in (fields or {}).items())
+            and (not values or all(of(v, values) for v in row.values())) and _unwritable(row) is None)
 
 
 def read_jsonl(path: str | os.PathLike, *, repair: bool = True, fields: dict | None = None,
@@ -268,10 +278,7 @@ def read_jsonl(path: str | os.PathLike, *, repair: bool = True, fields: dict | N
                 with atomic(path, "wb") as out:
                     out.write(data[:good])
             return rows
-        if not isinstance(row, dict) or any(not isinstance(row.get(name), kind) or isinstance(row.get(name), bool)
-                                            for name, kind in (fields or {}).items()) or \
-                (values and any(not isinstance(v, values) or isinstance(v, bool) for v in row.values())) or \
-                not _text(line):
+        if not _is_row(row, fields, values):
             what = ", ".join(f"{name} ({' or '.join(t.__name__ for t in (kind if isinstance(kind, tuple) else (kind,)))})"
                              for name, kind in (fields or {}).items())
             raise UserError(f"{path}: line {k + 1} is not a row of this file (an object with {what}); fix or"

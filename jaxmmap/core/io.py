@@ -81,11 +81,10 @@ def summarize(problem: Problem, columns: int = 256) -> dict:
     np.add.at(change, problem.live_start[first], problem.size[first].astype(np.float64))
     np.add.at(change, problem.live_end[first] + 1, -problem.size[first].astype(np.float64))
     live = np.cumsum(change)[:problem.num_steps] if problem.num_steps else np.zeros(1)
-    seen = first
     aliases = problem.alias_id[problem.alias_id >= 0]
     return {
         "name": problem.name, "buffers": problem.num_buffers, "steps": problem.num_steps,
-        "tensors": len(seen), "alias_groups": int(np.unique(aliases).size),
+        "tensors": int(first.size), "alias_groups": int(np.unique(aliases).size),
         "aliased_buffers": int(aliases.size),
         "live_out_tensors": int(np.unique(problem.tensor_id[problem.live_out]).size),
         "size_unit": "bytes", "time_unit": problem.metadata.get("time_unit", "problem units"),
