@@ -16,7 +16,7 @@ import pytest
 
 from jaxmmap.core.rules import Rules
 from jaxmmap.core.validator import validate
-from jaxmmap.env import game
+from jaxmmap.env import game, moves
 from jaxmmap.env.generator import generate
 from jaxmmap.env.instance import make_instance, stack
 from jaxmmap.env.reference import ReferenceGame
@@ -82,17 +82,17 @@ def _group_check_paths(state):
     grid past its own cells, and how many it checks on the records."""
     inst, board = state.instance, state.board
     i = jnp.minimum(board.cursor, inst.width.shape[0] - 1)
-    ctx = game._context(inst, board, i)
+    ctx = moves.context(inst, board, i)
     placed = (ctx["status"] == game.PLACED) & ~state.done
     c = state.candidates
     starts, ends = c.alloc_start[:2], c.alloc_end[:2]
-    _, scan = game._outside_own_cells(ctx, placed, starts, ends)
+    _, scan = moves._outside_own_cells(ctx, placed, starts, ends)
     overlap = (ctx["hull_start"] >= 0) & (starts <= ctx["hull_end"]) & (ends >= ctx["hull_start"])
     return jnp.stack([jnp.sum(placed & overlap & ~scan & (starts >= 0)), jnp.sum(scan)])
 
 
 @functools.cache
-def _replay(backup):
+def _replay(backup, checkpoints=0):
     def one(instance, actions):
         def move(state, a):
             mask, c = game.legal_action_mask(state), state.candidates
@@ -104,18 +104,22 @@ def _replay(backup):
                        cursor=state.board.cursor, ret=state.board.ret,
                        supply=game.remaining_supply(state.board), done=state.done, lost=state.lost)
             return state, out
-        return jax.lax.scan(move, game.init(instance, backup=backup), actions)
+        return jax.lax.scan(move, game.init(instance, backup=backup, checkpoints=checkpoints), actions)
     return jax.jit(jax.vmap(one))
+
+
+def _actions(cases, played):
+    actions = np.full((len(cases), MAX_MOVES), game.DROP, np.int32)
+    for row, (_, acts, _) in zip(actions, played):
+        row[: len(acts)] = acts
+    instances = stack([make_instance(p, r, **PAD) for _, p, r in cases])
+    return instances, jnp.asarray(actions)
 
 
 def _play_batch(backup):
     cases = _cases(backup)
     played = [_reference_play(p, r, backup, seed=i) for i, (_, p, r) in enumerate(cases)]
-    actions = np.full((len(cases), MAX_MOVES), game.DROP, np.int32)
-    for row, (_, acts, _) in zip(actions, played):
-        row[: len(acts)] = acts
-    instances = stack([make_instance(p, r, **PAD) for _, p, r in cases])
-    final, records = _replay(backup)(instances, jnp.asarray(actions))
+    final, records = _replay(backup)(*_actions(cases, played))
     return cases, played, jax.device_get(final), jax.device_get(records)
 
 
@@ -152,6 +156,22 @@ def test_jax_equals_reference_move_by_move(batch):
         assert int(final.restores[c]) == ref.restores
 
 
+def test_checkpoints_change_no_move(batch):
+    """With checkpoints, restores replay from the nearest one below their point instead of the
+    backup, and every observable of every move is the same."""
+    backup, (cases, played, _, records) = batch
+    if not backup:
+        pytest.skip("checkpoints serve the Drop-backup")
+    final, got = jax.device_get(_replay(True, checkpoints=3)(*_actions(cases, played)))
+    for key in ("mask", "placement", "cursor", "supply", "done", "lost"):
+        np.testing.assert_array_equal(got[key], records[key], err_msg=key)
+    np.testing.assert_allclose(got["ret"], records["ret"], rtol=1e-6, atol=1e-5)
+    # some restores went back past a checkpoint (so they replayed from one), and some were kept
+    every = np.asarray(final.checkpoints.every)
+    kept = [k >= e for (ref, _, _), e in zip(played, every) for k in ref.kept]
+    assert sum(kept) >= 5 and np.any(final.checkpoints.valid)
+
+
 def test_cases_cover_the_interesting_situations(batch):
     """The random plays really reach what the comparison is meant to cover."""
     backup, (cases, played, final, records) = batch
@@ -173,6 +193,8 @@ def test_cases_cover_the_interesting_situations(batch):
     assert paths[0] > 20 and paths[1] > 20, paths
     if backup:
         assert sum(ref.restores for ref, _, _ in played) >= 5
+        # most restores keep moves played after the backup (they go back to just before the conflict)
+        assert sum(k > 0 for ref, _, _ in played for k in ref.kept) >= 10
         assert not any(ref.lost for ref, _, _ in played)
     else:
         assert sum(ref.lost for ref, _, _ in played) >= 5
@@ -220,6 +242,37 @@ def test_a_pin_whose_later_use_cannot_be_served(backup):
         assert ref.board.cursor == int(state.board.cursor) == 1
         assert ref.legal_actions().tolist() == [True, False, True]
         assert ref.board.unpinnable == {0}
+
+
+def test_a_restore_goes_back_to_just_before_the_conflict_and_further_while_it_must():
+    """Buffer 0 pins tensor 0; buffer 1, a use of it, is the first member of alias group 1 and
+    can only be NoCopy; buffer 2, group 1's other member, cannot be placed at the group's offset
+    (the pin holds those cells): no legal action. The restore drops group 1 and goes back to
+    buffer 1, its first member, which then has no legal action either (its group dropped, its
+    tensor pinned): a second restore forbids the pin and goes back to buffer 0, which pinned it.
+    The backup (a clean cut) was at buffer 0 all along; the JAX game and the reference agree."""
+    from builders import make_problem
+
+    problem = make_problem([dict(t=0, out=True, tensor=0, live=(0, 4)),
+                            dict(t=1, tensor=0, live=(0, 4), alias=1),
+                            dict(t=3, tensor=6, alias=1, live=(3, 3))], steps=5)
+    rules = Rules(columns=COLUMNS)
+    ref = ReferenceGame(problem, rules, backup=True)
+    state = game.init(make_instance(problem, rules, **PAD), backup=True)
+    step = jax.jit(game.step)
+    for a in (game.NOCOPY, game.NOCOPY):  # the second move leaves buffer 2 without a legal action
+        np.testing.assert_array_equal(np.asarray(game.legal_action_mask(state)), ref.legal_actions())
+        before = float(state.board.ret)
+        reward = ref.step(a)
+        state = step(state, jnp.int32(a))
+        assert float(state.reward) == pytest.approx(reward)
+    assert (ref.restores, ref.kept) == (2, [1, 0])
+    assert int(state.restores) == 2 and not bool(state.lost) and not ref.lost
+    assert int(state.board.cursor) == ref.board.cursor == 0
+    assert reward == pytest.approx(-before)
+    assert len(ref.board.dropped_groups) == 1 and ref.board.unpinnable == {0}
+    np.testing.assert_array_equal(np.asarray(game.legal_action_mask(state)), ref.legal_actions())
+    assert ref.legal_actions().tolist()[1:] == [False, True]
 
 
 def test_vmapped_padded_games_equal_single_games():

@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmmap.env import game
 from jaxmmap.env import grid as memory
+from jaxmmap.env import moves
 
 
 def _bits(words: np.ndarray) -> np.ndarray:
@@ -61,7 +61,7 @@ def test_grid_follows_a_plain_grid_through_fills_saves_and_restores(steps, words
 
 def test_lowest_free_offset_and_fit_match_a_scan_of_the_columns():
     rng = np.random.default_rng(0)
-    lowest, fits = jax.jit(game._lowest), jax.jit(game._fits)
+    lowest, fits = jax.jit(moves._lowest), jax.jit(moves._fits)
     for _ in range(400):
         words = int(rng.integers(1, 9))
         used = rng.random(32 * words) < rng.random() ** 2

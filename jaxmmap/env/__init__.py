@@ -2,7 +2,9 @@
 
 instance     Instance: a Problem as padded JAX arrays, size buckets, stacking
 grid         the game's memory grid (block summaries, two planes for Drop-backup)
-types        State and its parts (Board, Records, Snapshot, Candidates): the game's pytrees
+types        State and its parts (Board, Records, Snapshot, Checkpoints, Candidates): the game's pytrees
+moves        what one move does: the candidate placements of the current buffer, and applying one
+backup       the Drop-backup's restore: back to just before the conflict, by replay; checkpoints
 game         init, step, legal_action_mask: the rules, jit- and vmap-able
 reference    ReferenceGame: the executable specification in plain NumPy
 generator    Generator(GeneratorConfig(...))(seed or key), generate(): random programs

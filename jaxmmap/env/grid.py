@@ -146,6 +146,24 @@ def restore(grid: Grid) -> Grid:
                         summary=grid.saved_summary)
 
 
+def copy_out(grid: Grid) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The current grid as plain arrays: rows uint32[T, Cw] (without tags), tags and summary
+    uint32[B, Cw]. O(T * Cw): for checkpoints taken now and then, not on every move."""
+    t, b, r = _shape(grid)
+    blocks = grid.planes.reshape(2, b, r, -1)[grid.plane.astype(jnp.int32), jnp.arange(b)]
+    return blocks.reshape(t, -1), grid.tags, grid.summary
+
+
+def copy_in(grid: Grid, rows, tags, summary) -> Grid:
+    """The grid of `copy_out`, with the last save kept: every block takes the rows on the plane
+    that does not hold its saved rows (as a first write after the save would)."""
+    t, b, r = _shape(grid)
+    target = jnp.where(grid.written, grid.plane, 1 - grid.plane).astype(jnp.int32)
+    planes = grid.planes.reshape(2, b, r, -1).at[target, jnp.arange(b)].set(rows.reshape(b, r, -1))
+    return grid.replace(planes=planes.reshape(2, t, -1), plane=target.astype(jnp.int8),
+                        written=jnp.ones_like(grid.written), tags=tags, summary=summary)
+
+
 def rows(grid: Grid) -> jax.Array:
     """uint32[T, Cw]: the whole grid, row by row."""
     t, b, r = _shape(grid)

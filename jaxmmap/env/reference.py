@@ -69,6 +69,7 @@ class ReferenceGame:
         self.backup = copy.deepcopy(self.board) if backup else None
         self.lost = False
         self.restores = 0
+        self.kept = []  # per restore, the moves it kept past the backup
 
     # ------------------------------------------------------------------ queries
 
@@ -247,6 +248,31 @@ class ReferenceGame:
         return not (np.isin(placed_groups, d.group[b.cursor:]).any()
                     or np.isin(d.tensor[:b.cursor][pins], d.tensor[b.cursor:]).any())
 
+    def _rewind(self):
+        """One restore: mark what took the current buffer's actions away (its tensor's pin, if
+        pinned, else its placed alias group) and go back to just before it was made, replaying
+        the backup's trajectory up to there."""
+        b, d, bad = self.board, self.d, self.board.cursor
+        dropped, unpinnable = set(b.dropped_groups), set(b.unpinnable)
+        if self._pinned(bad):  # a use of a pinned tensor cannot be served: do not pin it again
+            tensor = int(d.tensor[bad])
+            unpinnable.add(tensor)
+            point = min(j for j in range(bad) if d.tensor[j] == tensor and self.problem.is_output[j]
+                        and b.action[j] == NOCOPY)
+        else:
+            dropped.add(int(d.group[bad]))
+            point = int(np.flatnonzero(d.group == d.group[bad])[0])
+        start = self.backup.cursor
+        actions = b.action[start:max(point, start)].copy()
+        self.kept.append(len(actions))
+        self.board = copy.deepcopy(self.backup)
+        self.board.dropped_groups, self.board.unpinnable = dropped, unpinnable
+        for action in actions:
+            pl = self.placement(int(action))
+            assert pl is not None, "a recorded move is legal again"
+            self._apply(int(action), pl)
+        self.restores += 1
+
     def step(self, action: int) -> float:
         """Plays `action` on the current buffer; returns the reward of the move."""
         if self.done:
@@ -264,15 +290,10 @@ class ReferenceGame:
             return reward
         # Infeasible: the current buffer has no legal action.
         if self.use_backup:
-            bad = self.board.cursor
-            pin_conflict = self._pinned(bad)
-            self.board = copy.deepcopy(self.backup)
-            if pin_conflict:  # a use of a pinned tensor cannot be served: do not pin it again
-                self.board.unpinnable.add(int(self.d.tensor[bad]))
-            else:
-                self.board.dropped_groups.add(int(self.d.group[bad]))
-            self.backup = copy.deepcopy(self.board)
-            self.restores += 1
+            while not self.legal_actions().any():
+                self._rewind()
+            if self._clean_cut():
+                self.backup = copy.deepcopy(self.board)
             return self.board.ret - old_ret
         self.lost = True
         self.board.ret = -self.rules.infeasible_penalty

@@ -70,14 +70,15 @@ def rollout(instance: Instance, key: jax.Array, policy: Policy, *, backup: bool 
         key, sub = jax.random.split(key)
         return game.step(state, policy(sub, state)), key
 
-    state, _ = jax.lax.while_loop(cond, body, (game.init(instance, backup=backup), key))
+    k = checkpoints_for(instance, 1) if backup else 0
+    state, _ = jax.lax.while_loop(cond, body, (game.init(instance, backup=backup, checkpoints=k), key))
     return state
 
 
 def _state_axes(instance_axis, backup: bool) -> game.State:
     """vmap axes of a batch of states: the instance shared (None) or stacked (0)."""
     b = 0 if backup else None
-    return game.State(instance=instance_axis, board=0, backup=b, backup_candidates=b, candidates=0,
+    return game.State(instance=instance_axis, board=0, backup=b, checkpoints=b, candidates=0,
                       reward=0, done=0, lost=0, moves=0, restores=0)
 
 
@@ -96,17 +97,35 @@ def rollouts(instance: Instance, keys: jax.Array, policy, *, backup: bool = Fals
     axes = _state_axes(0 if stacked else None, backup)
     n = instance.width.shape[-1]
     limit = max_moves if max_moves is not None else game.move_limit(n, backup=backup)
-    init = jax.vmap(lambda inst, k: game.init(inst, backup=backup), in_axes=(axes.instance, 0),
+    k = checkpoints_for(instance, keys.shape[0]) if backup else 0
+    init = jax.vmap(lambda inst, _: game.init(inst, backup=backup, checkpoints=k), in_axes=(axes.instance, 0),
                     out_axes=axes)(instance, keys)
     states, _ = advance(init, keys, policy, moves=limit, params=params, stacked=stacked)
     return states
 
 
-@functools.partial(jax.jit, static_argnames=("games", "backup"))
-def start(instance: Instance, games: int, *, backup: bool = True) -> game.State:
-    """`games` first states of `instance` (a batch, the instance shared), for `advance`."""
-    return jax.vmap(lambda _: game.init(instance, backup=backup), out_axes=_state_axes(None, backup))(
-        jnp.arange(games))
+CHECKPOINT_BYTES = 256 * 2 ** 20  # what a batch's checkpoints may take, all games together
+CHECKPOINT_FROM = 2048  # buffers (padded): below, a replay from the backup is short anyway
+
+
+def checkpoints_for(instance: Instance, games: int) -> int:
+    """How many checkpoints (`game.init`) each of `games` games keeps: none below
+    `CHECKPOINT_FROM` buffers, else up to 16 within `CHECKPOINT_BYTES` of grid copies for the
+    batch (a single game on 50,000 buffers keeps a few; a batch of hundreds, none: their
+    restores replay from the backup)."""
+    if instance.width.shape[-1] < CHECKPOINT_FROM:
+        return 0
+    grid = instance.supply.shape[-1] * instance.grid_words * 4
+    return int(min(16, CHECKPOINT_BYTES // max(1, grid * games)))
+
+
+@functools.partial(jax.jit, static_argnames=("games", "backup", "checkpoints"))
+def start(instance: Instance, games: int, *, backup: bool = True, checkpoints: int | None = None) -> game.State:
+    """`games` first states of `instance` (a batch, the instance shared), for `advance`; with
+    the Drop-backup, `checkpoints_for` the batch unless given."""
+    k = checkpoints_for(instance, games) if checkpoints is None else checkpoints
+    return jax.vmap(lambda _: game.init(instance, backup=backup, checkpoints=k),
+                    out_axes=_state_axes(None, backup))(jnp.arange(games))
 
 
 def advance(states: game.State, keys: jax.Array, policy, *, moves, params=None,

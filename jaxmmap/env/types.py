@@ -61,10 +61,10 @@ class Board:
 
     A group's or a tensor's state is read from its previous buffer's record
     (`Instance.prev_in_group`, `prev_in_tensor`), which is always below the cursor, so a
-    Drop-backup restore needs no per-buffer, per-group or per-tensor copy: it rewinds the cursor
-    and restores the `Snapshot` (supply, table masks) and the grid (`jaxmmap.env.grid`, which saves
-    and restores itself in O(T/R)). See `group_status`, `tensor_pin` and `tensor_end` for the
-    per-id views.
+    Drop-backup restore needs no per-buffer, per-group or per-tensor copy: it rewinds the cursor,
+    restores the `Snapshot` (supply, table masks) and the grid (`jaxmmap.env.grid`, which saves
+    and restores itself in O(T/R)), and replays the recorded moves up to the restore point. See
+    `group_status`, `tensor_pin` and `tensor_end` for the per-id views.
 
     Attributes:
       cursor: int32[] index of the buffer to decide.
@@ -144,6 +144,33 @@ class Snapshot:
     table_mask: jax.Array
 
 
+@struct.dataclass
+class Checkpoints:
+    """Copies of the board at evenly spaced cursors, so that a Drop-backup restore replays the
+    recorded moves from the nearest one below its restore point rather than from the backup. They
+    change no move (a restore reaches the same state either way); they trade memory, K copies of
+    the grid, for the replay. K slots; slot j holds the board at cursor (j + 1) * `every`, while
+    `valid`.
+
+    Attributes:
+      every: int32[] the spacing, in buffers.
+      valid: bool[K] the slot holds a state of the current game (its cursor is at most the
+        board's, and no restore went back below it).
+      snapshot: `Snapshot` with a leading K axis.
+      open_groups, open_pins: int32[K] the board's counters there.
+      rows: uint32[K, T, Cw]; tags, summary: uint32[K, B, Cw] the grid (`grid.copy_out`).
+    """
+
+    every: jax.Array
+    valid: jax.Array
+    snapshot: Snapshot
+    open_groups: jax.Array
+    open_pins: jax.Array
+    rows: jax.Array
+    tags: jax.Array
+    summary: jax.Array
+
+
 def _snapshot(board: Board) -> Snapshot:
     return Snapshot(cursor=board.cursor, ret=board.ret, supply_prefix=board.supply_prefix,
                     edge=board.edge, table_mask=board.table_mask)
@@ -190,7 +217,7 @@ class State:
       board: the current board.
       backup: the Drop-backup (a `Snapshot` of the board at the last clean cut), or None when
         the option is off.
-      backup_candidates: the candidates of the backup's buffer, or None.
+      checkpoints: `Checkpoints` for the backup's restores, or None (none taken).
       candidates: the current buffer's candidate placements (`legal_action_mask` reads them).
       reward: float32[] reward of the last move.
       done: bool[] the game has ended.
@@ -202,7 +229,7 @@ class State:
     instance: Instance
     board: Board
     backup: Snapshot | None
-    backup_candidates: Candidates | None
+    checkpoints: Checkpoints | None
     candidates: Candidates
     reward: jax.Array
     done: jax.Array

@@ -1,0 +1,129 @@
+"""The Drop-backup's restore (docs/game.md): go back to just before the conflict, from the backup
+or the nearest checkpoint, by replaying the recorded moves; and the checkpoints. Internals of
+`jaxmmap.env.game.step`.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxmmap.core.problem import COPY
+from jaxmmap.env import grid as memory
+from jaxmmap.env.instance import Instance
+from jaxmmap.env.moves import apply, candidates, context
+from jaxmmap.env.types import (
+    _ACTION,
+    _DROPPED,
+    _FORBIDDEN,
+    _PINNED,
+    PLACED,
+    Board,
+    Candidates,
+    Checkpoints,
+    Snapshot,
+    _snapshot,
+)
+
+
+def rewind(inst: Instance, board: Board, cand: Candidates, backup: Snapshot, checkpoints, on):
+    """The Drop-backup's restore, from a board whose current buffer has no legal action: while
+    that is so, mark what took its actions away for good (its tensor's pin, if the tensor is
+    pinned, else its placed alias group) and go back to just before it was made (the pinning
+    buffer, or the group's first buffer): the backup, or the nearest checkpoint below that
+    point, then the recorded moves up to there. Returns the board, its candidates and the number
+    of restores (marks) it took; each restore goes back further, and the backup itself always
+    has a legal action. Where `on` is False, nothing (a loop of no iteration: under `vmap`, the
+    work runs only on the moves where some game of the batch restores, and reads the board from
+    its carry, so that the board is never copied)."""
+    n = inst.width.shape[0]
+
+    def body(carry):
+        board, cand, count = carry
+        bad = jnp.minimum(board.cursor, n - 1)
+        group, tensor, pin = inst.group[bad], inst.tensor[bad], cand.pinned  # (pinned: never forbidden)
+        marks = board.marks.at[jnp.where(pin, n, group)].set(board.marks[group] | _DROPPED, mode="drop")
+        marks = marks.at[jnp.where(pin, tensor, n)].set(marks[tensor] | _FORBIDDEN, mode="drop")
+        below = jnp.arange(n) < board.cursor
+        pinned_by = below & (inst.tensor == tensor) & ((board.records.bits & _PINNED) != 0)
+        point = jnp.maximum(jnp.where(pin, jnp.argmax(pinned_by), inst.group_first[group]), backup.cursor)
+        back = board.replace(cursor=backup.cursor, ret=backup.ret, supply_prefix=backup.supply_prefix,
+                             edge=backup.edge, cells=memory.restore(board.cells), table_mask=backup.table_mask,
+                             marks=marks, open_groups=jnp.int32(0), open_pins=jnp.int32(0))
+        if checkpoints is not None:
+            back = _from_checkpoint(back, checkpoints, point)
+        back = _replay(inst, back, point)
+        return back, candidates(inst, back), count + 1
+
+    return jax.lax.while_loop(lambda c: on & ~jnp.any(c[1].legal), body, (board, cand, jnp.int32(0)))
+
+
+def no_checkpoints(inst: Instance, board: Board, k: int) -> Checkpoints:
+    stack = lambda x: jnp.zeros((k, *jnp.shape(x)), jnp.asarray(x).dtype)  # noqa: E731
+    rows, tags, summary = memory.copy_out(board.cells)
+    return Checkpoints(every=jnp.maximum(1, -(-inst.num_buffers // (k + 1))).astype(jnp.int32),
+                       valid=jnp.zeros(k, bool), snapshot=jax.tree.map(stack, _snapshot(board)),
+                       open_groups=jnp.zeros(k, jnp.int32), open_pins=jnp.zeros(k, jnp.int32),
+                       rows=stack(rows), tags=stack(tags), summary=stack(summary))
+
+
+def checkpoint(board: Board, checkpoints, active):
+    """Forgets the checkpoints above the cursor (a restore went below them) and takes the one
+    due at the cursor. The copy runs in a loop of zero or one iteration, on its carry: under
+    `vmap` only on the moves where some game takes one, and the checkpoints are never copied."""
+    if checkpoints is None:
+        return None
+    k = checkpoints.valid.shape[0]
+    at = (jnp.arange(k) + 1) * checkpoints.every
+    checkpoints = checkpoints.replace(valid=checkpoints.valid & (at <= board.cursor))
+    slot = jnp.clip(board.cursor // checkpoints.every - 1, 0, k - 1)
+    due = active & (at[slot] == board.cursor) & ~checkpoints.valid[slot]
+
+    def take(carry):
+        _, c = carry
+        put = lambda stack, x: stack.at[slot].set(x)  # noqa: E731
+        rows, tags, summary = memory.copy_out(board.cells)
+        return jnp.bool_(False), c.replace(
+            valid=c.valid.at[slot].set(True), snapshot=jax.tree.map(put, c.snapshot, _snapshot(board)),
+            open_groups=put(c.open_groups, board.open_groups), open_pins=put(c.open_pins, board.open_pins),
+            rows=put(c.rows, rows), tags=put(c.tags, tags), summary=put(c.summary, summary))
+
+    return jax.lax.while_loop(lambda carry: carry[0], take, (due, checkpoints))[1]
+
+
+def _from_checkpoint(back: Board, checkpoints: Checkpoints, point) -> Board:
+    """`back` (the board at the backup) or, if later and at most `point`, the nearest valid
+    checkpoint's board."""
+    at = (jnp.arange(checkpoints.valid.shape[0]) + 1) * checkpoints.every
+    usable = checkpoints.valid & (at <= point) & (at > back.cursor)
+    j = jnp.argmax(jnp.where(usable, at, -1))
+    snap = jax.tree.map(lambda x: x[j], checkpoints.snapshot)
+    there = back.replace(cursor=snap.cursor, ret=snap.ret, supply_prefix=snap.supply_prefix, edge=snap.edge,
+                         table_mask=snap.table_mask, open_groups=checkpoints.open_groups[j],
+                         open_pins=checkpoints.open_pins[j],
+                         cells=memory.copy_in(back.cells, checkpoints.rows[j], checkpoints.tags[j],
+                                              checkpoints.summary[j]))
+    return jax.lax.cond(jnp.any(usable), lambda: there, lambda: back)
+
+
+def _replay(inst: Instance, board: Board, until) -> Board:
+    """Plays the recorded decisions again from the board's cursor up to `until` (excluded): each
+    move is the one the records hold, so only `_apply` runs, not the search for placements."""
+    def body(board):
+        i = board.cursor
+        rec, ctx = board.records, context(inst, board, i)
+        action = (rec.bits[i] & _ACTION).astype(jnp.int32)
+        copied = (action == COPY) & (inst.demand[i] > 0)
+        is_out, t = inst.is_output[i], inst.target[i]
+        start, end = rec.alloc_start[i].astype(jnp.int32), rec.alloc_end[i].astype(jnp.int32)
+        c_start = jnp.where(copied, jnp.where(is_out, t + 1, start), -1)
+        c_end = jnp.where(copied, jnp.where(is_out, end, t - 1), -1)
+        same = lambda x: jnp.full(3, x, jnp.int32)  # noqa: E731 (the recorded move, whatever the action)
+        cand = Candidates(
+            legal=jnp.ones(3, bool), offset=same(rec.offset[i]), alloc_start=same(start), alloc_end=same(end),
+            copy_start=same(c_start), copy_end=same(c_end), group_placed=ctx["status"] == PLACED,
+            pinned=ctx["pinned"], latest=ctx["latest"], latest_end=ctx["t_end"],
+            hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"])
+        return apply(inst, board, cand, action, jnp.bool_(True))[0]
+
+    return jax.lax.while_loop(lambda board: board.cursor < until, body, board)

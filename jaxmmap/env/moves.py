@@ -1,0 +1,276 @@
+"""What one move does: the candidate placements of the current buffer (`candidates`, computed
+at the end of each step for the next one) and the move itself (`apply`). Internals of
+`jaxmmap.env.game`, which documents how they read and write the board; `jaxmmap.env.backup`
+replays recorded moves with `apply`.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxmmap.core.problem import DROP, NOCOPY  # the actions, as files write them
+from jaxmmap.env import grid as memory
+from jaxmmap.env.instance import Instance
+from jaxmmap.env.types import (
+    _ACTION,
+    _DROPPED,
+    _FORBIDDEN,
+    _PINNED,
+    _SOLID,
+    DROPPED,
+    PIN_FORBIDDEN,
+    PIN_FREE,
+    PINNED,
+    PLACED,
+    UNDECIDED,
+    Board,
+    Candidates,
+)
+
+
+def placement_reward(inst: Instance, board: Board, i) -> jax.Array:
+    """Reward of placing buffer i (Copy or NoCopy): static benefit or latency-table delta."""
+    table = jnp.maximum(inst.table[i], 0)
+    mask = board.table_mask[table]
+    bit = jnp.left_shift(jnp.int32(1), inst.table_bit[i])
+    dynamic = inst.gain[table, mask | bit] - inst.gain[table, mask]
+    return jnp.where(inst.table[i] >= 0, dynamic, inst.benefit[i])
+
+
+def context(inst: Instance, board: Board, i) -> dict:
+    """What the game knows of buffer i's alias group and tensor, from the records of their
+    previous buffers (below the cursor when i is the current buffer): the group's status and
+    offset, the tensor's pin status and its latest allocation (the NoCopy predecessor)."""
+    rec = board.records
+    pg, pt = inst.prev_in_group[i], inst.prev_in_tensor[i]
+    g_bits, g_offset = rec.bits[jnp.maximum(pg, 0)], rec.offset[jnp.maximum(pg, 0)]
+    g_action = g_bits & _ACTION
+    status = jnp.where(pg < 0, UNDECIDED, jnp.where(g_action == DROP, DROPPED, PLACED))
+    status = jnp.where((board.marks[inst.group[i]] & _DROPPED) != 0, DROPPED, status)
+    pinned = (pt >= 0) & ((rec.bits[jnp.maximum(pt, 0)] & _PINNED) != 0)
+    pin = jnp.where((board.marks[inst.tensor[i]] & _FORBIDDEN) != 0, PIN_FORBIDDEN,
+                    jnp.where(pinned, PINNED, PIN_FREE))
+    latest = jnp.where(pt >= 0, rec.latest[jnp.maximum(pt, 0)], -1)
+    j = jnp.maximum(latest, 0)
+    has = latest >= 0
+    as_int = lambda x: jnp.where(has, x.astype(jnp.int32), -1)  # noqa: E731
+    return dict(status=status.astype(jnp.int32), offset=jnp.where(status == PLACED, g_offset, -1).astype(jnp.int32),
+                pin=pin.astype(jnp.int32), pinned=pinned, latest=latest.astype(jnp.int32),
+                hull_start=jnp.where(pg >= 0, rec.hull_start[jnp.maximum(pg, 0)].astype(jnp.int32), -1),
+                hull_end=jnp.where(pg >= 0, rec.hull_end[jnp.maximum(pg, 0)].astype(jnp.int32), -1),
+                solid=(pg < 0) | ((g_bits & _SOLID) != 0),
+                t_start=as_int(rec.alloc_start[j]), t_end=as_int(rec.alloc_end[j]),
+                t_offset=as_int(rec.offset[j]))
+
+
+def _used(inst: Instance, board: Board, start, end) -> jax.Array:
+    """uint32[Cw]: the grid columns used anywhere in steps [start, end], and the unusable tail
+    of the memory. Exact when the current alias group has no cells there."""
+    c = inst.grid_words * 32
+    return memory.used(board.cells, start, end) | _word_masks(inst.columns, c - inst.columns, inst.grid_words)
+
+
+def _free_of_others(inst: Instance, board: Board, start, end, group, offset, width, on=True) -> jax.Array:
+    """bool[R]: whether columns [offset, offset + width) are free of every other alias group's
+    allocations during steps [start, end] (the cells of `group` itself may be in use), for R
+    rectangles (start, end, offset: int32[R]). One pass over the decided buffers' records (all
+    of it depends on `on`, so that XLA cannot move it out of `_when`'s loop)."""
+    rec = board.records
+    a0, a1, off = (jnp.where(on, x, -1).astype(jnp.int32)[None, :]
+                   for x in (rec.alloc_start, rec.alloc_end, rec.offset))
+    group = jnp.where(on, group, -1)
+    decided = (jnp.arange(inst.width.shape[0]) < jnp.where(on, board.cursor, 0)) & (inst.group != group) & (inst.width > 0)
+    s, e, o = start[:, None], end[:, None], offset[:, None]
+    clash = decided[None, :] & (a0 >= 0) & (a0 <= e) & (a1 >= s) & (off < o + width) & (off + inst.width[None, :] > o)
+    return (offset >= 0) & (offset + width <= inst.columns) & ~jnp.any(clash, axis=1)
+
+
+def _outside_own_cells(ctx: dict, placed, starts, ends):
+    """The spans of steps to check on the grid for two rectangles (starts, ends: int32[2]) of
+    buffer i, and whether a rectangle needs `_free_of_others` instead.
+
+    Not placed: the rectangles themselves. Placed: the group's own cells are at its offset and,
+    as an alias group has one size (`Problem` checks it), fill the rectangle's columns in the
+    rows the group already holds; no other group can be there. So when those rows form one
+    interval (`solid`), the rest of the rectangle is at most two spans; with one of them (or
+    none) the grid answers exactly. Otherwise (the rows have gaps, or they lie strictly inside
+    the rectangle) the records answer."""
+    hs, he = ctx["hull_start"], ctx["hull_end"]
+    overlap = (hs >= 0) & (starts <= he) & (ends >= hs)
+    left_end, right_start = jnp.minimum(ends, hs - 1), jnp.maximum(starts, he + 1)
+    has_left, has_right = starts <= left_end, right_start <= ends
+    q_start = jnp.where(overlap, jnp.where(has_left, starts, right_start), starts)
+    q_end = jnp.where(overlap, jnp.where(has_left, left_end, ends), ends)
+    scan = placed & overlap & (~ctx["solid"] | (has_left & has_right))
+    spans = jnp.where(placed, jnp.stack([q_start, q_end]), jnp.stack([starts, ends]))
+    return spans, scan
+
+
+def _when(pred, fn, default):
+    """fn(True) where `pred`, else `default`; under `vmap`, fn runs only on the steps where some
+    game of the batch needs it (a loop of zero or one iterations rather than a select).
+
+    fn takes the loop's flag (True when it runs) and must make its work depend on it: work that
+    does not depend on the loop is moved out of it by XLA, and then runs on every step."""
+    return jax.lax.while_loop(lambda c: c[0], lambda c: (jnp.bool_(False), fn(c[0])), (pred, default))[1]
+
+
+def _fits(used, offset, width) -> jax.Array:
+    """Whether columns [offset, offset + width) are inside the grid and free of `used`."""
+    inside = (offset >= 0) & (offset + width <= used.shape[0] * 32)
+    return inside & ~jnp.any(used & _word_masks(offset, width, used.shape[0]))
+
+
+def _lowest(used, width) -> jax.Array:
+    """Lowest offset where `width` free columns start, or -1: P[o + width] == P[o] for the prefix
+    count P of used columns, counted on the words (the used bits of the earlier words, then
+    those below the column in its own word: a cumsum over C is slow on the CPU)."""
+    c = used.shape[0] * 32
+    before = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(jax.lax.population_count(used).astype(jnp.int32))])
+    column = jnp.arange(c)
+    below = jnp.left_shift(jnp.uint32(1), (column % 32).astype(jnp.uint32)) - jnp.uint32(1)
+    prefix = before[column // 32] + jax.lax.population_count(jnp.repeat(used, 32) & below).astype(jnp.int32)
+    prefix = jnp.concatenate([prefix, before[-1:], jnp.full(c, c + 1, jnp.int32)])
+    ahead = jax.lax.dynamic_slice(prefix, (jnp.clip(width, 0, c + 1),), (c,))  # P[o + width]
+    ok = (ahead == prefix[:c]) & (column + width <= c)
+    return jnp.where(jnp.any(ok), jnp.argmax(ok), -1).astype(jnp.int32)
+
+
+def candidates(inst: Instance, board: Board) -> Candidates:
+    n, num_steps = inst.width.shape[0], inst.supply.shape[0]
+    i = jnp.minimum(board.cursor, n - 1)
+    t, width, demand = inst.target[i], inst.width[i], inst.demand[i]
+    is_out, g = inst.is_output[i], inst.group[i]
+    live_end = inst.live_end[i]
+    ctx = context(inst, board, i)
+    status, goff, pin = ctx["status"], ctx["offset"], ctx["pin"]
+    placed, dropped = status == PLACED, status == DROPPED
+    pinned = pin == PINNED  # a later buffer of a pinned tensor: NoCopy is its only action
+
+    # Copy interval from prefix sums of the remaining supply (P[k] = W[0] + ... + W[k-1]).
+    prefix = board.supply_prefix
+    need_in = prefix[t] - demand
+    s = jnp.minimum(jnp.sum(prefix <= need_in) - 1, t)  # latest start covering the demand
+    j = jnp.sum(prefix < prefix[t + 1] + demand)  # first prefix index reaching it
+    e = jnp.maximum(j - 1, t)  # earliest end
+    has_copy = demand > 0
+    in_ok = (need_in >= 0) & (s >= inst.copy_from[i])  # not before the tensor is written
+    out_ok = (j <= num_steps) & (e <= live_end)
+    c_start = jnp.where(is_out, t + 1, s)
+    c_end = jnp.where(is_out, e, t - 1)
+    edges_free = ~jnp.any(board.edge & _word_masks(c_start, c_end - c_start, board.edge.shape[0]))
+    copy_ok = jnp.where(is_out, out_ok, in_ok) & (edges_free | ~has_copy) & ~pinned
+    a_start, a_end = jnp.where(is_out, t, s), jnp.where(is_out, e, t)
+
+    # NoCopy: extend the tensor's latest allocation up to the target; for an output, pin the
+    # tensor: allocate its whole live range.
+    p_start, p_end, p_off = ctx["t_start"], ctx["t_end"], ctx["t_offset"]
+    # whether NoCopy has what it builds on: a predecessor, or for an output the right to pin
+    nocopy_base = jnp.where(is_out, inst.pinnable[i] & (pin == PIN_FREE), (p_end >= 0) & (p_start <= t))
+    covered = ~is_out & (p_end >= t)
+    x_start, x_end = jnp.where(is_out, t, p_end + 1), jnp.where(is_out, live_end, t)
+
+    # Offsets. A group that is not placed yet has no cells, so the grid alone tells which columns
+    # are free and gives the lowest offset; a placed group's offset is forced, and is checked
+    # against the other groups' allocations (the group's own cells may overlap).
+    starts, ends = jnp.stack([a_start, x_start]), jnp.stack([a_end, x_end])
+    spans, scan = _outside_own_cells(ctx, placed, starts, ends)
+    used = jax.vmap(_used, in_axes=(None, None, 0, 0))(inst, board, spans[0], spans[1])
+    lowest = jax.vmap(_lowest, in_axes=(0, None))(used, width)
+    copy_off = jnp.where(placed, goff, lowest[0])
+    x_off = jnp.where((inst.nocopy_lowest | is_out) & ~covered, jnp.where(placed, goff, lowest[1]), p_off)
+    offs = jnp.stack([copy_off, x_off])
+    on_grid = jax.vmap(_fits, in_axes=(0, 0, None))(used, offs, width)
+    of_group = _when(jnp.any(scan), lambda on: _free_of_others(inst, board, starts, ends, g, offs, width, on),
+                     jnp.zeros(2, bool))
+    fits = jnp.where(scan, of_group, on_grid)
+    copy_ok &= fits[0]
+    nocopy_ok = nocopy_base & (covered | fits[1]) & (~placed | (x_off == goff))
+
+    none = jnp.int32(-1)
+    return Candidates(
+        legal=jnp.stack([copy_ok & ~dropped, nocopy_ok & ~dropped, ~placed & ~pinned]),
+        offset=jnp.stack([copy_off, x_off, none]).astype(jnp.int32),
+        alloc_start=jnp.stack([a_start, jnp.where(covered, none, x_start), none]).astype(jnp.int32),
+        alloc_end=jnp.stack([a_end, jnp.where(covered, none, x_end), none]).astype(jnp.int32),
+        copy_start=jnp.stack([jnp.where(has_copy, c_start, none), none, none]).astype(jnp.int32),
+        copy_end=jnp.stack([jnp.where(has_copy, c_end, none), none, none]).astype(jnp.int32),
+        group_placed=placed, pinned=ctx["pinned"], latest=ctx["latest"], latest_end=p_end,
+        hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"])
+
+
+def _word_masks(offset, width, words: int) -> jax.Array:
+    """uint32[words]: bits of the columns [offset, offset + width)."""
+    base = jnp.arange(words, dtype=jnp.int32) * 32
+    lo = jnp.clip(offset - base, 0, 32)
+    hi = jnp.clip(offset + width - base, 0, 32)
+    # (a shift by 32 or more gives 0 in XLA, so below(32) is all ones)
+    below = lambda n: (jnp.uint32(1) << n.astype(jnp.uint32)) - jnp.uint32(1)  # noqa: E731
+    return below(hi) & ~below(lo)
+
+
+def apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tuple[Board, jax.Array]:
+    """Plays the candidate of `action`; changes nothing where `active` is False."""
+    i = jnp.minimum(board.cursor, inst.width.shape[0] - 1)
+    placed = action != DROP
+    offset, a_start, a_end = cand.offset[action], cand.alloc_start[action], cand.alloc_end[action]
+    c_start, c_end = cand.copy_start[action], cand.copy_end[action]  # (not recorded: see `copies`)
+    t, width = inst.target[i], inst.width[i]
+    copies = active & (c_start >= 0)
+    demand = jnp.where(copies, inst.demand[i], 0)
+    rec = board.records  # written in place below, and not read: the candidates hold the context
+
+    # Supply, in closed form on the prefix sums: the copy takes everything left at its steps but
+    # the far end (the start of an input's copy, the end of an output's), which gives the rest.
+    # So the prefix is unchanged up to `lo`, flat (nothing left) from there to `hi`, and lowered
+    # by the demand after `hi`.
+    prefix = board.supply_prefix
+    k = jnp.arange(prefix.shape[0])
+    is_out = inst.is_output[i]
+    lo, hi = jnp.where(is_out, t + 1, c_start), jnp.where(is_out, c_end, t)
+    flat = jnp.where(is_out, prefix[jnp.minimum(t + 1, prefix.shape[0] - 1)], prefix[t] - demand)
+    new_prefix = jnp.where(k <= lo, prefix, jnp.where(k <= hi, flat, prefix - demand))
+    edge = board.edge | jnp.where(copies, _word_masks(c_start, c_end - c_start, board.edge.shape[0]),
+                                  jnp.uint32(0))
+
+    cells = memory.fill(board.cells, a_start, a_end, _word_masks(offset, width, inst.grid_words),
+                        active & (a_start >= 0))
+
+    newer = (a_start >= 0) & (a_end >= cand.latest_end)
+    table, bit = inst.table[i], jnp.left_shift(jnp.int32(1), inst.table_bit[i])
+    mask = board.table_mask[jnp.maximum(table, 0)]
+    reward = jnp.where(active & placed, placement_reward(inst, board, i), jnp.float32(0))
+    pinned = cand.pinned | (is_out & (action == NOCOPY))
+    # The group's allocated rows: their hull, and whether they stay one interval.
+    hs, he, allocated = cand.hull_start, cand.hull_end, a_start >= 0
+    first = hs < 0
+    hull_start = jnp.where(allocated, jnp.where(first, a_start, jnp.minimum(hs, a_start)), hs)
+    hull_end = jnp.where(allocated, jnp.where(first, a_end, jnp.maximum(he, a_end)), he)
+    solid = jnp.where(allocated, first | (cand.solid & (a_start <= he + 1) & (a_end >= hs - 1)), cand.solid)
+    bits = action | jnp.where(pinned, _PINNED, 0) | jnp.where(solid, _SOLID, 0)
+    # Clean-cut counters: the group is open while placed with later members, the pin while the
+    # tensor has later buffers.
+    opened_group = placed & inst.later_in_group[i]
+    opened_pin = pinned & inst.later_in_tensor[i]
+    step_open = lambda now, was: jnp.where(active, now.astype(jnp.int32) - was.astype(jnp.int32), 0)  # noqa: E731
+
+    at = jnp.where(active, i, inst.width.shape[0])  # out of range: dropped, nothing is written
+    put = lambda array, value: array.at[at].set(value.astype(array.dtype), mode="drop")  # noqa: E731
+    records = rec.replace(
+        bits=put(rec.bits, bits), offset=put(rec.offset, offset),
+        alloc_start=put(rec.alloc_start, a_start), alloc_end=put(rec.alloc_end, a_end),
+        latest=put(rec.latest, jnp.where(newer, i, cand.latest)),
+        hull_start=put(rec.hull_start, hull_start), hull_end=put(rec.hull_end, hull_end))
+    return board.replace(
+        cursor=board.cursor + active.astype(jnp.int32),
+        ret=board.ret + reward,
+        supply_prefix=jnp.where(copies, new_prefix, prefix),
+        edge=edge,
+        cells=cells,
+        table_mask=board.table_mask.at[jnp.maximum(table, 0)].set(
+            jnp.where(active & placed & (table >= 0), mask | bit, mask)),
+        records=records,
+        open_groups=board.open_groups + step_open(opened_group, cand.group_placed),
+        open_pins=board.open_pins + step_open(opened_pin, cand.pinned),
+    ), reward
