@@ -53,3 +53,17 @@ def test_a_budget_that_ends_inside_a_game_still_returns_a_valid_solution(problem
     if solve is greedy:
         assert not cut.info["finished"] and cut.solution.ret <= full.solution.ret
     assert cut.solution.metadata["moves"] >= 64  # the first slice, then the Drop-first end
+
+
+def test_checkpoints_are_kept_for_large_games_within_their_memory():
+    """`checkpoints_for`: none on small programs (a replay from the backup is short), up to 16 on
+    a large one, and fewer as the batch grows, so that their grid copies stay within bounds."""
+    from jaxmmap.env import rollout
+
+    small = make_instance(generate(2, num_instructions=10), RULES)
+    assert rollout.checkpoints_for(small, 1) == 0
+    large = make_instance(generate(2, num_instructions=10), RULES, num_buffers=4096, num_steps=8192)
+    grid = 8192 * large.grid_words * 4
+    one, many = rollout.checkpoints_for(large, 1), rollout.checkpoints_for(large, 2 ** 13)
+    assert one == min(16, rollout.CHECKPOINT_BYTES // grid) > 0 and many == 0
+    assert one * grid <= rollout.CHECKPOINT_BYTES
