@@ -59,9 +59,12 @@ def test_statuses_rows_and_files(tmp_path, fake_solvers):
     problems = [bundled("tiny"), generate(3, num_instructions=30, name="g3")]
     # place=False: the placer's local moves are anytime, so under 1 s greedy would not be
     # deterministic (test_game_solutions_are_placed_and_shown_beside_their_own covers placing).
-    # 2 s: the first greedy game's compile (about 4 s on a busy 2-core CPU) stays inside the
-    # deadline (1.1 x budget + solvers.base.GRACE_S), so that it is not cut short
-    result = compare(problems, ["greedy", "heuristic", "cheat", "refuse", "crash"], budget_s=2,
+    # The greedy games are compiled first (in this process), so that the first one's compile
+    # (several seconds on a busy 2-core CPU) does not reach the deadline of a 1 s budget
+    # (1.1 x budget + solvers.base.GRACE_S) and cut it short.
+    for problem in problems:
+        SOLVERS["greedy"](problem, 60.0, 0, rules=RULES)
+    result = compare(problems, ["greedy", "heuristic", "cheat", "refuse", "crash"], budget_s=1,
                      seeds=2, rules=RULES, place=False)
     assert len(result.runs) == 2 * 5 * 2
     status = {(r.instance, r.solver): r.status for r in result.runs}
