@@ -124,6 +124,7 @@ def _replay(inst: Instance, board: Board, until) -> Board:
             copy_start=same(c_start), copy_end=same(c_end), group_placed=ctx["status"] == PLACED,
             pinned=ctx["pinned"], latest=ctx["latest"], latest_end=ctx["t_end"],
             hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"])
-        return apply(inst, board, cand, action, jnp.bool_(True))[0]
+        # (the records below the restore point stay as they are: the move writes what they hold)
+        return apply(inst, board, cand, action, jnp.bool_(True))[0].replace(records=rec)
 
     return jax.lax.while_loop(lambda board: board.cursor < until, body, board)

@@ -123,18 +123,36 @@ def _fits(used, offset, width) -> jax.Array:
 
 
 def _lowest(used, width) -> jax.Array:
-    """Lowest offset where `width` free columns start, or -1: P[o + width] == P[o] for the prefix
-    count P of used columns, counted on the words (the used bits of the earlier words, then
-    those below the column in its own word: a cumsum over C is slow on the CPU)."""
-    c = used.shape[0] * 32
-    before = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(jax.lax.population_count(used).astype(jnp.int32))])
-    column = jnp.arange(c)
-    below = jnp.left_shift(jnp.uint32(1), (column % 32).astype(jnp.uint32)) - jnp.uint32(1)
-    prefix = before[column // 32] + jax.lax.population_count(jnp.repeat(used, 32) & below).astype(jnp.int32)
-    prefix = jnp.concatenate([prefix, before[-1:], jnp.full(c, c + 1, jnp.int32)])
-    ahead = jax.lax.dynamic_slice(prefix, (jnp.clip(width, 0, c + 1),), (c,))  # P[o + width]
-    ok = (ahead == prefix[:c]) & (column + width <= c)
-    return jnp.where(jnp.any(ok), jnp.argmax(ok), -1).astype(jnp.int32)
+    """Lowest offset where `width` free columns start, or -1, on the words (few, fused passes of
+    Cw elements: a search over the C columns costs a move several times more on the CPU).
+
+    A run that stays inside a word is found by doubling within each word (for widths up to 32);
+    a run that leaves word k starts at its top free bits, `lead[k]` of them, and goes on over the
+    free words after it and the low free bits of the first word that is not: `reach[k + 1]`."""
+    words = used.shape[0]
+    width = jnp.asarray(width, jnp.int32)
+    one = jnp.uint32(1)
+    # Inside words: run marks the bits that start 2**b free bits of their word.
+    run, start, done = ~used, jnp.full(words, 0xFFFFFFFF, jnp.uint32), jnp.uint32(0)
+    for b in range(6):
+        take = ((width >> b) & 1) == 1
+        start = jnp.where(take, start & (run >> done), start)  # (a shift by 32 gives 0)
+        done = done + jnp.where(take, jnp.uint32(1 << b), jnp.uint32(0))
+        run = run & (run >> (1 << b)) if b < 5 else run
+    start = jnp.where(width <= 32, start, jnp.uint32(0))
+    inside = jnp.where(start != 0, jax.lax.population_count((start & (~start + one)) - one).astype(jnp.int32), 64)
+    # Across words: free bits at the top of each word, at its bottom, and the free run from the
+    # bottom of each word on (a sentinel word past the end has none).
+    lead = jax.lax.clz(used).astype(jnp.int32)
+    low = jax.lax.population_count((used & (~used + one)) - one).astype(jnp.int32)  # 32 for a free word
+    index = jnp.arange(words + 1, dtype=jnp.int32)
+    full = jnp.concatenate([used == 0, jnp.zeros(1, bool)])
+    first_used = jax.lax.cummin(jnp.where(full, words, index), reverse=True)  # first word not free
+    reach = 32 * (first_used - index) + jnp.concatenate([low, jnp.zeros(1, jnp.int32)])[first_used]
+    across = jnp.where((lead > 0) & (lead + reach[1:] >= width), 32 - lead, 64)
+    at = jnp.minimum(inside, across) + 32 * index[:words]
+    best = jnp.min(jnp.where(jnp.minimum(inside, across) < 64, at, jnp.iinfo(jnp.int32).max))
+    return jnp.where(width <= 0, 0, jnp.where(best < words * 32, best, -1)).astype(jnp.int32)
 
 
 def candidates(inst: Instance, board: Board) -> Candidates:
