@@ -2,12 +2,12 @@
 programs, with and without checkpoints in the same run.
 
     python benchmarks/greedy_game.py                      # 2,500 and 6,000 instructions
-    python benchmarks/greedy_game.py --instructions 17000 --checkpoints 16
+    python benchmarks/greedy_game.py --instructions 17000 --checkpoints 16   # only with 16
 
 Each row is one fresh `jit` of a whole game (JAX's persistent compilation cache off), played to
 its end as `jaxmmap play P --policy greedy` plays it: seconds with compile, moves (restores
 replay moves), restores, moves per second, the return, and the ratio of time to the same game
-without checkpoints (its restores replay from the backup). Both must reach the same return and
+with the first count given (by default none: its restores replay from the backup). Both must reach the same return and
 the same number of moves: checkpoints change no move.
 """
 
@@ -45,7 +45,8 @@ def one_game(instance, checkpoints: int):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--instructions", type=int, nargs="+", default=[2500, 6000])
-    parser.add_argument("--checkpoints", type=int, default=16)
+    parser.add_argument("--checkpoints", type=int, nargs="+", default=[0, 16],
+                        help="checkpoint counts to play with; the ratio is to the first")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     print(f"device: {jax.devices()[0].platform}; one greedy game, compile included")
@@ -55,7 +56,7 @@ def main():
         problem = generate(args.seed, num_instructions=count)
         instance = make_instance(problem, Rules(columns=auto_columns(problem)))
         base = None
-        for k in (0, args.checkpoints):
+        for k in args.checkpoints:
             seconds, state = one_game(instance, k)
             base = base or seconds
             print(f"{problem.num_buffers:8,} {problem.num_steps:6,} {k:11} {seconds:8.1f} {int(state.moves):9,} "
