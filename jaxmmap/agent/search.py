@@ -148,24 +148,29 @@ def _policy(params, key, start: mctx.RootFnOutput, step_fn, invalid: jax.Array, 
                               qtransform=q_puct)
 
 
-def play_searched(params, key: jax.Array, instance: Instance, *, games: int = 16,
-         predict: Predict = uniform, num_simulations: int = 16, gumbel: bool = False,
-         sample: bool = False, dirichlet_fraction: float = 0.25,
-         max_moves: int | None = None) -> game.State:
-    """Plays `games` games of `instance` to their end with a search at every move (Drop-backup
-    on): the most visited action, or one sampled from the search's action weights with
-    `sample`. Returns the batch of final states (with the instance, unbatched)."""
+def start_searched(instance: Instance, games: int) -> game.State:
+    """The first states of `games` searched games (Drop-backup on), without their instance (as
+    `advance_searched` carries them)."""
+    return jax.vmap(lambda _: game.init(instance, backup=True).replace(instance=None))(jnp.arange(games))
+
+
+def advance_searched(params, key: jax.Array, states: game.State, instance: Instance, moves, *,
+                     predict: Predict = uniform, num_simulations: int = 16, gumbel: bool = False,
+                     sample: bool = False, dirichlet_fraction: float = 0.25,
+                     max_moves: int | None = None) -> tuple[game.State, jax.Array]:
+    """At most `moves` (int32[]: one compile for any count) more moves of a batch of games with
+    a search at every move: the most visited action, or one sampled from the search's action
+    weights with `sample`. `states` are without their instance (`start_searched`). Returns the
+    states and the key to go on with, so that long games can be played in slices on a clock."""
     n = instance.width.shape[0]
     limit = game.move_limit(n) if max_moves is None else max_moves
-    start = jax.vmap(lambda _: game.init(instance, backup=True).replace(instance=None))(
-        jnp.arange(games))
 
     def cond(carry):
-        states, _ = carry
-        return jnp.any(~states.done & (states.moves < limit))
+        states, _, played = carry
+        return jnp.any(~states.done & (states.moves < limit)) & (played < moves)
 
     def body(carry):
-        states, key = carry
+        states, key, played = carry
         key, k_search, k_pick = jax.random.split(key, 3)
         out = search(params, k_search, states, instance, predict=predict,
                      num_simulations=num_simulations, gumbel=gumbel,
@@ -177,12 +182,12 @@ def play_searched(params, key: jax.Array, instance: Instance, *, games: int = 16
             action = jnp.argmax(out.action_weights, axis=-1).astype(jnp.int32)
         stepped = jax.vmap(lambda s, a: game.step(s.replace(instance=instance), a))(
             states, action)
-        return stepped.replace(instance=None), key
+        return stepped.replace(instance=None), key, played + 1
 
-    states, _ = jax.lax.while_loop(cond, body, (start, key))
-    return states.replace(instance=instance)
+    states, key, _ = jax.lax.while_loop(cond, body, (states, key, jnp.int32(0)))
+    return states, key
 
 
 # One compile per instance shape and configuration, shared by every call of `mcts`.
-play_searched_jit = jax.jit(play_searched, static_argnames=("games", "predict", "num_simulations", "gumbel", "sample",
-                                       "dirichlet_fraction", "max_moves"))
+advance_searched_jit = jax.jit(advance_searched, static_argnames=("predict", "num_simulations", "gumbel", "sample",
+                                                                  "dirichlet_fraction", "max_moves"))

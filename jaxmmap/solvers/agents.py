@@ -20,7 +20,8 @@ from jaxmmap.agent.loop import agent_config, fit
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env.instance import make_instance
-from jaxmmap.solvers.base import Anytime, NoGameError, Result, run_batches
+from jaxmmap.env.rollout import nth_game, to_solution, won_returns
+from jaxmmap.solvers.base import Anytime, NoGameError, Result, finish_furthest, in_slices
 from jaxmmap.solvers.heuristic import heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, place
 
@@ -33,22 +34,44 @@ def mcts(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     """A solver: batches of games with tree search over the true game at every move and no
     learning (the paper's MCTS ablation), Dirichlet noise at the root so that the games of a
     batch differ; the best finished game is kept until the budget is spent (or `max_batches`
-    batches are played)."""
+    batches are played). A batch is played in slices with the clock looked at between them
+    (`base.in_slices`); if the budget ends before the first batch does, its furthest game is
+    ended Drop-first, so that the run still ends on time with a valid solution."""
     clock = Anytime(budget_s)
     instance = make_instance(problem, rules)
-    played = run_batches(clock, lambda k: search.play_searched_jit(
-        None, k, instance, games=games, num_simulations=num_simulations, gumbel=gumbel),
-        jax.random.key(seed), problem=problem, rules=rules, solver="mcts", batch=games,
-        max_batches=max_batches)
-    return clock.result(games=played, num_simulations=num_simulations)
+    key, batches = jax.random.key(seed), 0
+
+    def advance(carry, moves):
+        return search.advance_searched_jit(None, carry[1], carry[0], instance, moves,
+                                           num_simulations=num_simulations, gumbel=gumbel)
+
+    while max_batches is None or batches < max_batches:
+        key, sub = jax.random.split(key)
+        (states, _), whole = in_slices(clock, advance, (search.start_searched(instance, games), sub),
+                                       lambda carry: carry[0].done)
+        states = states.replace(instance=instance)
+        if not whole:  # the budget ended inside the batch: only a first solution is taken from it
+            if clock.best is None:
+                ended = finish_furthest(states, jax.random.split(sub, games))
+                clock.offer(to_solution(problem, nth_game(ended, 0), rules, solver="mcts"))
+            break
+        batches += 1
+        returns = np.asarray(won_returns(states))
+        if np.isfinite(returns.max()):
+            clock.offer(to_solution(problem, nth_game(states, int(np.argmax(returns))), rules, solver="mcts"))
+        if clock.out_of_time():
+            break
+    return clock.result(games=batches * games, num_simulations=num_simulations)
 
 
 def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
            max_iterations: int | None = None, padding: tuple[int, int, int] | None = None,
-           demonstration: np.ndarray | None = None, progress: bool = False, **options) -> Result:
+           demonstration: np.ndarray | None = None, progress: bool = False, workdir: str | None = None,
+           checkpoint_every: int = 10, **options) -> Result:
     """A solver: trains the agent (`AgentConfig(**options)`; its default mode is "expert") for
     the budget and returns its best game. Options are `AgentConfig` fields; `network` may be a
-    dict of NetworkConfig fields. `progress` shows a progress bar (on stderr).
+    dict of NetworkConfig fields. `progress` shows a progress bar (on stderr); `workdir` keeps
+    the run's logs and checkpoints there and resumes from them (`agent.loop.fit`; train.py).
 
     Without a `games` option the expert mode plays `default_games(N)`: 64, fewer on
     programs of more than 2,048 buffers, where a chunk is also one generation (the clock is
@@ -65,7 +88,8 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     mode = config.mode
     outcome = fit(problem, config, rules=rules, seed=seed, budget_s=budget_s,
                   max_iterations=max_iterations, padding=padding, solver="muzero",
-                  demonstration=demonstration, progress=progress)
+                  demonstration=demonstration, progress=progress, workdir=workdir,
+                  checkpoint_every=checkpoint_every)
     if outcome.solution is None:
         raise NoGameError(
             f"the agent ({mode} mode) finished no game of {problem.name} within {budget_s:g} s"
@@ -76,41 +100,56 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
                   info=info)
 
 
-def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), **options
-         ) -> Result:
+def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), heuristic_first: bool = True,
+         on_solution=None, **options) -> Result:
     """MMap-MuZero-prod: the heuristic's plan, then the agent for the rest of the budget, its best
     game placed physically and improved by local moves (`placer.place`, with the last
     `PLACE_SHARE` of the budget; the heuristic's plan instead if no agent game finished); the
-    better of the two (the heuristic's seconds count against the budget). With a `demonstration_fraction`, the
-    agent also learns from the heuristic's decisions as the game plays them."""
+    better of the two (the heuristic's seconds count against the budget). With a
+    `demonstration_fraction`, the agent also learns from the heuristic's decisions as the game
+    plays them. Options are `muzero`'s.
+
+    `heuristic_first=False` leaves the heuristic out: the agent's best game, placed (train.py
+    with `config.prod=False`). `on_solution(kind, solution)` is told each solution when it is
+    found: "heuristic" (before the agent starts, so that a long run can write it), "agent" (the
+    agent's best game) and "placed" (that game placed)."""
     start = time.perf_counter()
-    base = heuristic(problem, budget_s, seed, rules=rules, moves=0)  # its plan; the moves come last
-    if options.get("demonstration_fraction"):
-        options["demonstration"] = play_plan(problem, base.solution.action, rules).action
+    tell = on_solution or (lambda kind, solution: None)
+    base, trace = None, []
+    if heuristic_first:
+        base = heuristic(problem, budget_s, seed, rules=rules, moves=0)  # its plan; the moves come last
+        tell("heuristic", base.solution)
+        trace.append((base.seconds, base.solution.ret))
+        if options.get("demonstration_fraction"):
+            options["demonstration"] = play_plan(problem, base.solution.action, rules).action
     left = budget_s - (time.perf_counter() - start)
-    trace = [(base.seconds, base.solution.ret)]
-    solution, agent_ret, agent = base.solution, None, None
+    agent = None
     if left > 0:
         try:
-            agent = muzero(problem, (1 - PLACE_SHARE) * left, seed, rules=rules, **options)
-        except NoGameError:  # no agent game finished: the heuristic stands
-            agent = None
+            agent = muzero(problem, (1 - PLACE_SHARE) * max(left, 0.0), seed, rules=rules, **options)
+        except NoGameError:  # no agent game finished: the heuristic stands, if it ran
+            if base is None:
+                raise
         if agent is not None:
-            agent_ret = agent.solution.ret
+            tell("agent", agent.solution)
             offset = time.perf_counter() - start - agent.seconds
-            trace += [(offset + t, r) for t, r in agent.trace if r > trace[-1][1]]
+            trace += [(offset + t, r) for t, r in agent.trace if not trace or r > trace[-1][1]]
     # Last: the agent's best game placed and improved by local moves (the heuristic's plan, if
     # no agent game finished), with the rest of the budget.
     placed = place(problem, agent.solution if agent is not None else base.solution, rules=rules,
                    budget_s=max(budget_s - (time.perf_counter() - start), 1e-3), seed=seed)
-    placed_ret = placed.ret if agent is not None else None
-    if placed.ret > trace[-1][1]:
+    if agent is not None:
+        tell("placed", placed)
+    if not trace or placed.ret > trace[-1][1]:
         trace.append((time.perf_counter() - start, placed.ret))
-    if placed.ret > solution.ret:
+    solution = placed if base is None or placed.ret > base.solution.ret else base.solution
+    if base is not None and solution is placed:
         solution = dataclasses.replace(placed, solver="muzero-prod")
-    return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start,
-                  info={"heuristic": base.solution.ret, "agent": agent_ret,
-                        "agent_placed": placed_ret})
+    info = {"heuristic": None if base is None else base.solution.ret,
+            "agent": None if agent is None else agent.solution.ret,
+            "agent_placed": None if agent is None else placed.ret,
+            **({} if agent is None else {k: agent.info[k] for k in ("iterations", "episodes", "mode")})}
+    return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start, info=info)
 
 
 # The options `solve` accepts besides keyword arguments: AgentConfig's fields (prod passes

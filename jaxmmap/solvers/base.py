@@ -8,11 +8,10 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jaxmmap.core.clock import Clock
 from jaxmmap.core.problem import Solution
-from jaxmmap.env.rollout import advance, drop_first_policy, nth_game, take, to_solution, won_returns
+from jaxmmap.env.rollout import advance, drop_first_policy, take
 
 
 class Refused(ValueError):
@@ -98,75 +97,44 @@ def _advance(states, keys, moves, policy, finish, params=None):
     return advance(states, keys, lambda p: act(policy(p)), moves=moves, params=params)
 
 
-def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params=None, finish: bool = True):
-    """Plays a batch of games (`rollout.start`, the instance shared) in slices of about
-    `SLICE_S` seconds, looking at the clock between slices, so that a budget holds at any
-    program size (with `params`, `policy(params_i)` plays game i, as in `rollout.advance`).
-    Returns (states, whether every game ended by its own policy). Games still
-    running at the deadline (the budget, plus 10% and `GRACE_S` for a game already under way)
-    are returned as they are (`finish=False`), or (`finish=True`) the one that got furthest is
-    ended with `drop_first_policy`, which keeps what it placed: a valid solution, fast."""
+def in_slices(clock: Anytime, advance, carry, done):
+    """Calls `advance(carry, moves) -> carry` (at most `moves` more moves of every game of a
+    batch; `moves` an int32[], one compile for any count) in slices of about `SLICE_S` seconds,
+    looking at the clock between them, until `done(carry)` (bool[G]) holds for every game or the
+    deadline passes (the budget, plus 10% and `GRACE_S` for games already under way). So a budget
+    holds at any program size. Returns (carry, whether every game ended)."""
     deadline = 1.1 * clock.budget_s + GRACE_S
     moves = 64  # the first slice also measures the speed of a move (its compile included)
     while True:
         begin = time.perf_counter()
-        states, keys = _advance(states, keys, jnp.int32(moves), policy, jnp.bool_(False), params)
-        if bool(jnp.all(states.done)) or clock.elapsed() >= deadline:
-            break
+        carry = advance(carry, jnp.int32(moves))
+        if bool(jnp.all(done(carry))) or clock.elapsed() >= deadline:
+            return carry, bool(jnp.all(done(carry)))
         rate = moves / max(time.perf_counter() - begin, 1e-6)  # moves per second (the first: with its compile)
         moves = int(max(16, min(rate * SLICE_S, rate * (deadline - clock.elapsed()) + 16, 2 ** 30)))
-    if bool(jnp.all(states.done)) or not finish:
-        return states, bool(jnp.all(states.done))
+
+
+def finish_furthest(states, keys: jax.Array, policy=drop_first_policy, params=None):
+    """The game of a batch (`rollout.start`, instance shared) that got furthest, ended with
+    `drop_first_policy`, which keeps what it placed: a valid solution, fast. A batch of one.
+    (`policy` and `params` are the batch's own, so that `_advance` compiles once for both.)"""
     furthest = int(jnp.argmax(jnp.where(states.done & ~states.lost, states.board.cursor + 2 ** 30,
                                         states.board.cursor)))
     own = None if params is None else jax.tree.map(lambda x: x[furthest:furthest + 1], params)
     game, _ = _advance(take(states, furthest), keys[furthest:furthest + 1], jnp.int32(2 ** 30), policy,
                        jnp.bool_(True), own)
-    return game, False
+    return game
 
 
-def run_batches(clock: Anytime, play_batch, key: jax.Array, *, problem, rules, solver: str,
-                batch: int, max_batches: int | None = None) -> int:
-    """The host loop of the batch solvers (random, mcts): `play_batch(key)` plays `batch`
-    games (a batch of `rollouts`, its instance shared) and the best finished one is offered to
-    `clock`, until the clock runs out or after `max_batches` batches. Returns the games played."""
-    played = 0
-    while True:
-        key, sub = jax.random.split(key)
-        states = play_batch(sub)
-        played += batch
-        returns = np.asarray(won_returns(states))
-        best = int(np.argmax(returns))
-        if np.isfinite(returns[best]):
-            clock.offer(to_solution(problem, nth_game(states, best), rules, solver=solver))
-        if clock.out_of_time() or (max_batches is not None and played >= max_batches * batch):
-            return played
-
-
-def run_generations(clock: Anytime, generation, search, key: jax.Array, instance, *, problem,
-                    rules, solver: str, max_generations: int | None = None,
-                    on_improvement=None):
-    """The host loop of the generational solvers (es, egrl).
-
-    `generation(search, key, instance) -> (search, best_state, stats)` is one jitted
-    generation; `stats["best"]` is its best game's float32 return. The best game is exported
-    and offered to `clock` whenever that beats every earlier generation (the exact float64
-    return decides in `offer`); `on_improvement(stats)` is called when the clock keeps it.
-    Stops when the clock runs out or after `max_generations`.
-
-    Returns (search, stats of the last generation, generations played, first generation's best).
-    """
-
-    best_seen, generations, first = -float("inf"), 0, None
-    while True:
-        key, sub = jax.random.split(key)
-        search, state, stats = generation(search, sub, instance)
-        generations += 1
-        best = float(stats["best"])
-        first = best if first is None else first
-        if best > best_seen:
-            best_seen = best
-            if clock.offer(to_solution(problem, state, rules, solver=solver)) and on_improvement:
-                on_improvement(stats)
-        if clock.out_of_time() or (max_generations is not None and generations >= max_generations):
-            return search, stats, generations, first
+def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params=None, finish: bool = True):
+    """Plays a batch of games (`rollout.start`, the instance shared) in slices (`in_slices`)
+    (with `params`, `policy(params_i)` plays game i, as in `rollout.advance`). Returns (states,
+    whether every game ended by its own policy). Games still running at the deadline are
+    returned as they are (`finish=False`), or (`finish=True`) the one that got furthest is ended
+    Drop-first (`finish_furthest`)."""
+    (states, keys), whole = in_slices(
+        clock, lambda carry, moves: _advance(*carry, moves, policy, jnp.bool_(False), params),
+        (states, keys), lambda carry: carry[0].done)
+    if whole or not finish:
+        return states, whole
+    return finish_furthest(states, keys, policy, params), False

@@ -8,11 +8,13 @@ mutation, while a policy-gradient learner (discrete soft actor-critic) trains on
 shared by every game played (population and learner) and is periodically copied into the
 population (migration). The best game ever played is kept (`Anytime`).
 
-One generation is one jitted function (`make_generation`): all games of the generation (neural,
-Boltzmann and the learner's sampled games) are one `vmap`ped batch of recorded rollouts
-(Drop-backup on); a random subset of their transitions enters the replay; the learner takes a
-fixed number of gradient steps; the population breeds the next generation. The host loop only
-checks the clock and converts the best game to a `Solution`.
+One generation is three jitted functions (`make_generation`): `ask` sets up all games of the
+generation (neural, Boltzmann and the learner's sampled games), `play` plays them as one
+`vmap`ped batch of recorded rollouts (Drop-backup on; `recorded`) for a slice of moves, called
+with the clock looked at between slices (a generation of a large program takes minutes), and
+`tell` puts a random subset of their transitions into the replay, takes a fixed number of the
+learner's gradient steps and breeds the next generation. The host loop converts the best game
+to a `Solution`.
 
 Where this departs from the MARL/EGRL papers, and why:
 * No graph neural network: the game is sequential (one buffer per move), and the policy scores
@@ -53,6 +55,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.flatten_util
@@ -64,11 +68,10 @@ from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import game, observation
 from jaxmmap.env.instance import Instance, make_instance
-from jaxmmap.env.rollout import won_returns
-from jaxmmap.solvers.base import Anytime, CountedJit, Result, run_generations, strong_types
+from jaxmmap.env.rollout import nth_game, to_solution, won_returns
+from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, in_slices, strong_types
 from jaxmmap.solvers.evolution import policy, sac
-
-NEURAL_ARGMAX, NEURAL_SAMPLE, BOLTZMANN = 0, 1, 2  # how a game picks its actions
+from jaxmmap.solvers.evolution.recorded import BOLTZMANN, NEURAL_ARGMAX, NEURAL_SAMPLE, Games, recorded_rollout
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,53 +185,6 @@ class EgrlState:
     learner: sac.SacLearner
     replay: Transitions
     generation: jax.Array
-
-
-# ---------------------------------------------------------------------------- rollouts
-
-
-def _recorded_rollout(instance: Instance, ctx: observation.Context, key: jax.Array, kind, params,
-                      logits, log_temp, positions: jax.Array):
-    """Plays one game (Drop-backup on) and records the transitions of the moves numbered
-    `positions` (int32[R]). Returns the final state and the transitions (phi, next_phi
-    float32[R, F], action int32[R], reward float32[R] (divided by the reward scale), done
-    float32[R], recorded bool[R]: False if the game ended before that move).
-
-    Only R moves are recorded, by selects on a small carry: recording every move into a
-    [moves, F] array made the rollout of a 1189-buffer game three times slower on the CPU."""
-    n = instance.width.shape[0]
-    r, f = positions.shape[0], observation.NUM_FEATURES
-    limit = game.move_limit(n)
-    temp = jnp.exp(log_temp)
-
-    def cond(carry):
-        return ~carry[0].done & (carry[0].moves < limit)
-
-    def body(carry):
-        state, key, (phis, nexts, actions, rewards, dones, recorded) = carry
-        key, sub = jax.random.split(key)
-        phi = observation.features(state, ctx)
-        legal = policy.phi_legal(phi)
-        i = jnp.minimum(state.board.cursor, n - 1)
-        z = jnp.where(kind == BOLTZMANN, logits[i] / temp, policy.scores(params, phi))
-        z = jnp.where(legal, z, policy.MASKED)
-        action = jnp.where(kind == NEURAL_ARGMAX, jnp.argmax(z),
-                           jax.random.categorical(sub, z)).astype(jnp.int32)
-        nxt = game.step(state, action)
-        hit = positions == state.moves
-        after = positions + 1 == state.moves  # this move's phi is the previous one's next phi
-        record = (jnp.where(hit[:, None], phi, phis), jnp.where(after[:, None], phi, nexts),
-                  jnp.where(hit, action, actions), jnp.where(hit, nxt.reward / ctx.scale, rewards),
-                  jnp.where(hit, nxt.done.astype(jnp.float32), dones), recorded | hit)
-        return nxt, key, record
-
-    record = (jnp.zeros((r, f), jnp.float32), jnp.zeros((r, f), jnp.float32),
-              jnp.zeros(r, jnp.int32), jnp.zeros(r, jnp.float32), jnp.zeros(r, jnp.float32),
-              jnp.zeros(r, bool))
-    state, _, record = jax.lax.while_loop(cond, body, (game.init(instance, backup=True), key,
-                                                       record))
-    return state, record
-
 
 
 # ---------------------------------------------------------------------------- evolution
@@ -360,13 +316,26 @@ def _stats(returns: jax.Array, moves: jax.Array, best: jax.Array, pn: int, pb: i
     return stats
 
 
-@functools.lru_cache(maxsize=16)
-def make_generation(cfg: Config):
-    """(init, generation) for one configuration (not jitted: `egrl` jits them).
+class Generation(NamedTuple):
+    """One configuration's pure functions (not jitted: `egrl` jits them).
 
-    `init(key, instance) -> EgrlState`; `generation(search, key, instance) -> (search, best_state,
-    stats)` with `best_state` this generation's best game and `stats` a dict of float32[]
-    figures (best, best_neural, best_boltzmann, best_learner, critic_loss, actor_loss)."""
+    init(key, instance) -> EgrlState; ask(search, key, instance) -> Games (the generation's
+    games, not played yet); play(games, moves, instance) -> Games (at most `moves` more moves of
+    each); tell(search, games, key, instance) -> (search, best_state, stats) (once every game
+    ended; the same key as `ask`), with `best_state` this generation's best game and `stats` a
+    dict of float32[] figures (best, best_neural, best_boltzmann, best_learner, critic_loss,
+    actor_loss). `generation(search, key, instance)` is the three in one.
+    """
+
+    init: Callable
+    ask: Callable
+    play: Callable
+    tell: Callable
+    generation: Callable
+
+
+@functools.lru_cache(maxsize=16)
+def make_generation(cfg: Config) -> Generation:
     template = policy.init_params(jax.random.key(0), hidden=cfg.hidden)
     _, unravel = jax.flatten_util.ravel_pytree(template)
     actor_tx = optax.adam(cfg.actor_lr)
@@ -376,33 +345,52 @@ def make_generation(cfg: Config):
     def init(key: jax.Array, instance: Instance) -> EgrlState:
         return _init_state(cfg, key, instance, actor_tx, critic_tx)
 
-    def generation(search: EgrlState, key: jax.Array, instance: Instance):
-        n = instance.width.shape[0]
-        pop, learner, replay = search.population, search.learner, search.replay
-        k_play, k_rec, k_learn, k_nb, k_bb = jax.random.split(key, 5)
-
-        # 1. Every game of the generation, one batch: neural (argmax), Boltzmann, learner. Each
+    def ask(search: EgrlState, key: jax.Array, instance: Instance) -> Games:
+        # Every game of the generation, one batch: neural (argmax), Boltzmann, learner. Each
         # records `record` random moves among the first N (more only with Drop-backup restores).
+        n = instance.width.shape[0]
+        pop, learner = search.population, search.learner
+        k_play, k_rec, *_ = jax.random.split(key, 5)
         kinds = jnp.concatenate([jnp.full(pn, NEURAL_ARGMAX), jnp.full(pb, BOLTZMANN),
                                  jnp.full(pl, NEURAL_SAMPLE)]).astype(jnp.int32)
         actor_flat = _ravel(learner.actor)
         flat = jnp.concatenate([pop.neural, jnp.zeros((pb, pop.neural.shape[1])),
                                 jnp.broadcast_to(actor_flat, (pl, actor_flat.shape[0]))])
-        logits = jnp.concatenate([jnp.zeros((pn, n, 3)), pop.logits, jnp.zeros((pl, n, 3))])
-        log_temp = jnp.concatenate([jnp.zeros(pn), pop.log_temp, jnp.zeros(pl)])
-        positions = (jax.random.uniform(k_rec, (cfg.games, cfg.record))
-                     * instance.num_buffers).astype(jnp.int32)
+        r, f = cfg.record, observation.NUM_FEATURES
+        first = game.init(instance, backup=True).replace(instance=None)
+        many = lambda x: jnp.broadcast_to(x, (cfg.games, *jnp.shape(x)))  # noqa: E731
+        record = (jnp.zeros((r, f), jnp.float32), jnp.zeros((r, f), jnp.float32), jnp.zeros(r, jnp.int32),
+                  jnp.zeros(r, jnp.float32), jnp.zeros(r, jnp.float32), jnp.zeros(r, bool))
+        return Games(kinds=kinds, flat=flat,
+                     logits=jnp.concatenate([jnp.zeros((pn, n, 3)), pop.logits, jnp.zeros((pl, n, 3))]),
+                     log_temp=jnp.concatenate([jnp.zeros(pn), pop.log_temp, jnp.zeros(pl)]),
+                     positions=(jax.random.uniform(k_rec, (cfg.games, r)) * instance.num_buffers).astype(jnp.int32),
+                     states=jax.tree.map(many, first), keys=jax.random.split(k_play, cfg.games),
+                     record=jax.tree.map(many, record))
+
+    def play(games: Games, moves, instance: Instance) -> Games:
         ctx = observation.context(instance)
-        play = lambda k, kind, w, lg, lt, pos: _recorded_rollout(  # noqa: E731
-            instance, ctx, k, kind, unravel(w), lg, lt, pos)
-        states, (phis, nexts, actions, rewards, dones, recorded) = jax.vmap(play)(
-            jax.random.split(k_play, cfg.games), kinds, flat, logits, log_temp, positions)
+
+        def one(state, key, record, kind, w, lg, lt, pos):
+            carry = (state.replace(instance=instance), key, record)
+            state, key, record = recorded_rollout(instance, ctx, kind, unravel(w), lg, lt, pos, carry, moves)
+            return state.replace(instance=None), key, record
+
+        states, keys, record = jax.vmap(one)(games.states, games.keys, games.record, games.kinds, games.flat,
+                                             games.logits, games.log_temp, games.positions)
+        return games.replace(states=states, keys=keys, record=record)
+
+    def tell(search: EgrlState, games: Games, key: jax.Array, instance: Instance):
+        pop, learner = search.population, search.learner
+        *_, k_learn, k_nb, k_bb = jax.random.split(key, 5)
+        states = games.states
         returns = won_returns(states)
+        phis, nexts, actions, rewards, dones, recorded = games.record
 
-        # 2. The shared replay (a ring buffer) receives the recorded transitions.
-        replay = _add_transitions(replay, recorded, (phis, nexts, actions, rewards, dones), cfg.capacity)
+        # The shared replay (a ring buffer) receives the recorded transitions.
+        replay = _add_transitions(search.replay, recorded, (phis, nexts, actions, rewards, dones), cfg.capacity)
 
-        # 3. The learner: `updates` SAC steps on minibatches of the replay.
+        # The learner: `updates` SAC steps on minibatches of the replay.
         def learn(learner, k):
             i = jax.random.randint(k, (cfg.batch,), 0, jnp.maximum(replay.size, 1))
             batch = (replay.phi[i], replay.next_phi[i], replay.action[i], replay.reward[i],
@@ -413,7 +401,7 @@ def make_generation(cfg: Config):
         learner, losses = jax.lax.scan(learn, learner, jax.random.split(k_learn, cfg.updates))
         losses = {k: jnp.mean(v) if cfg.updates else jnp.float32(0) for k, v in losses.items()}
 
-        # 4. Evolution, each kind in its slots; then migration of the learner's actor.
+        # Evolution, each kind in its slots; then migration of the learner's actor.
         fit_n, fit_b = returns[:pn], returns[pn:pn + pb]
         neural = _breed_neural(cfg, k_nb, pop.neural, fit_n)
         encoded = _encode(cfg, states.board.action[:pn])
@@ -429,23 +417,30 @@ def make_generation(cfg: Config):
         best = jnp.argmax(returns)
         stats = _stats(returns, states.moves, best, pn, pb, losses)
         search = EgrlState(population=Population(neural=neural, logits=logits_b, log_temp=temps_b),
-                        learner=learner, replay=replay, generation=search.generation + 1)
-        return strong_types(search), jax.tree.map(lambda x: x[best], states), stats
+                           learner=learner, replay=replay, generation=search.generation + 1)
+        best_state = jax.tree.map(lambda x: x[best], states).replace(instance=instance)
+        return strong_types(search), best_state, stats
 
-    return init, generation
+    def generation(search: EgrlState, key: jax.Array, instance: Instance):
+        games = play(ask(search, key, instance), jnp.int32(2 ** 30), instance)
+        return tell(search, games, key, instance)
 
+    return Generation(init, ask, play, tell, generation)
 
 
 @functools.lru_cache(maxsize=16)
-def _jitted(cfg: Config):
-    init, generation = make_generation(cfg)
-    return init, CountedJit(generation)
+def _jitted(cfg: Config) -> Generation:
+    made = make_generation(cfg)
+    return made._replace(ask=CountedJit(made.ask), play=CountedJit(made.play), tell=CountedJit(made.tell))
 
 
 def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
          max_generations: int | None = None, padding: tuple[int, int, int] | None = None,
          **options) -> Result:
-    """EGRL under a wall-clock budget.
+    """EGRL under a wall-clock budget. A generation's games are played in slices of about a
+    second with the clock looked at between them (`base.in_slices`); a generation the budget cuts
+    does not count, and if none has finished by then, its furthest game is ended Drop-first, so
+    the run still ends on time with a valid solution.
 
     Args:
       max_generations: stop after this many generations even if time is left (runs of one
@@ -454,7 +449,7 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
         instances of one padding share one compile.
       **options: fields of `Config` (population sizes, learner and evolution settings).
 
-    info: generations, games, traces (compiles of the generation function in this call),
+    info: generations, games, traces (compiles of ask, play and tell in this call),
     improvements_by (which kind played each improving game), learner_updates, and figures of
     the last generation: best return of each kind (best_neural, best_boltzmann, best_learner),
     most moves of a game of each kind (moves_*: more than N means Drop-backup restores), the
@@ -464,23 +459,35 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     cfg = Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
-    init, generation = _jitted(cfg)
-    traces = generation.traces
+    made = _jitted(cfg)
+    compiles = lambda: made.ask.traces + made.play.traces + made.tell.traces  # noqa: E731
+    traces = compiles()
     key_init, key = jax.random.split(jax.random.key(seed))
-    search = init(key_init, instance)
+    search = made.init(key_init, instance)
     sources = collections.Counter()
-
-    def credit(stats) -> None:  # which kind of game found the improvement
-        sources[max(("neural", "boltzmann", "learner"),
-                    key=lambda s: float(stats[f"best_{s}"]))] += 1
-
-    search, stats, generations, _ = run_generations(
-        clock, generation, search, key, instance, problem=problem, rules=rules, solver="egrl",
-        max_generations=max_generations, on_improvement=credit)
+    generations, stats, best_seen = 0, {}, -float("inf")
+    while max_generations is None or generations < max_generations:
+        key, sub = jax.random.split(key)
+        games, whole = in_slices(clock, lambda games, moves: made.play(games, moves, instance),
+                                 made.ask(search, sub, instance), lambda games: games.states.done)
+        if not whole:  # the budget ended inside the generation: it does not count
+            if clock.best is None:
+                states = games.states.replace(instance=instance)
+                clock.offer(to_solution(problem, nth_game(finish_furthest(states, games.keys), 0), rules,
+                                        solver="egrl"))
+            break
+        search, state, stats = made.tell(search, games, sub, instance)
+        generations += 1
+        if float(stats["best"]) > best_seen:
+            best_seen = float(stats["best"])
+            if clock.offer(to_solution(problem, state, rules, solver="egrl")):
+                # which kind of game found the improvement
+                sources[max(("neural", "boltzmann", "learner"), key=lambda s: float(stats[f"best_{s}"]))] += 1
+        if clock.out_of_time():
+            break
     figures = {k: float(v) for k, v in stats.items()}
-    return clock.result(generations=generations, games=generations * cfg.games,
-                        traces=generation.traces - traces, improvements_by=dict(sources),
-                        learner_updates=int(search.learner.updates), **figures)
+    return clock.result(generations=generations, games=generations * cfg.games, traces=compiles() - traces,
+                        improvements_by=dict(sources), learner_updates=int(search.learner.updates), **figures)
 
 
 egrl.config_fields = tuple(f.name for f in dataclasses.fields(Config))  # the options `solve` accepts
