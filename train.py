@@ -7,8 +7,10 @@
 WORKDIR gets metrics.csv / metrics.jsonl / tensorboard/ (one row per chunk), checkpoints/ (orbax;
 running the same command again resumes where it stopped, bit for bit), solution.json (the best
 game, validated; it only ever improves, across kills and resumes) and summary.json. A progress
-bar shows the mean and best return and the loss. With `prod`, the heuristic runs first, so that
-solution.json holds its plan from the start. A mistake (a missing problem, an unknown config
+bar shows the mean and best return and the loss. The run is the `muzero-prod` solver
+(`jaxmmap.solvers.agents.prod`) with a workdir: the heuristic first, so that solution.json holds
+its plan from the start (`config.prod=False` leaves it out), then the agent, then its best game
+placed; `config.budget_s` covers all three. A mistake (a missing problem, an unknown config
 field, a workdir that is a file or holds another run) is one `error:` line and exit status 2
 (flags) or 1, with nothing written.
 
@@ -23,12 +25,14 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 from jaxmmap import Rules
-from jaxmmap.agent.loop import agent_config, check_workdir, fit, keep_best
+from jaxmmap.agent.loop import agent_config, check_workdir, keep_best
 from jaxmmap.core.files import UserError, finite, owned, write_json
 from jaxmmap.core.io import columns_for, open_problem, summarize
 from jaxmmap.core.simulator import latency
 from jaxmmap.env.compilation_cache import compilation_cache
 from jaxmmap.harness.speed import baseline, speed
+from jaxmmap.solvers.agents import prod
+from jaxmmap.solvers.base import NoGameError
 
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/quickstart.py", "Job configuration.")
 _WORKDIR = flags.DEFINE_string("workdir", "runs/quickstart", "Where results are written.")
@@ -75,27 +79,21 @@ def _train():
         solution_path = os.path.join(workdir, "solution.json")
         print(f"{problem.name}: {problem.num_buffers} buffers, {problem.num_steps} steps;"
               f" mode {agent.mode}, {agent.games} games, {agent.num_simulations} simulations")
-        heuristic = None
-        if config.prod:  # first: a kill during training keeps the heuristic's plan
-            from jaxmmap.solvers.heuristic import heuristic as run_heuristic
+        found = {}
 
-            heuristic = run_heuristic(problem, 60.0, config.seed, rules=rules).solution
-            keep_best(solution_path, heuristic, problem)
-        outcome = fit(problem, agent, rules=rules, seed=config.seed, budget_s=config.budget_s,
-                      max_iterations=config.training_steps, workdir=workdir,
-                      checkpoint_every=config.checkpoint_every, progress=True, solver=agent.mode)
-        best = placed = outcome.solution
-        if best is not None:  # the agent's decisions placed physically and grown (jaxmmap.place)
-            from jaxmmap.solvers.placer import place
+        def on_solution(kind, solution):
+            found[kind] = solution
+            if kind == "heuristic":  # first: a kill during training keeps the heuristic's plan
+                keep_best(solution_path, solution, problem)
 
-            best = placed = place(problem, best, rules=rules,
-                                  budget_s=min(60.0, max(1.0, 0.1 * config.budget_s)))
-        if heuristic is not None and (best is None or heuristic.ret > best.ret):
-            best = heuristic
-        if best is None:
-            raise UserError("no game finished within the budget; raise --config.budget_s")
-        best = keep_best(solution_path, best, problem)
-        last = outcome.history[-1] if outcome.history else {}
+        try:
+            result = prod(problem, config.budget_s, config.seed, rules=rules, heuristic_first=config.prod,
+                          on_solution=on_solution, max_iterations=config.training_steps, workdir=workdir,
+                          checkpoint_every=config.checkpoint_every, progress=True, **config.agent.to_dict())
+        except NoGameError:
+            raise UserError("no game finished within the budget; raise --config.budget_s") from None
+        best = keep_best(solution_path, result.solution, problem)
+        heuristic, placed, info = found.get("heuristic"), found.get("placed"), result.info
         # the simulated speed beside every return: the written solution's and the agent's, against
         # the heuristic's (run here for at most 10 s when prod did not run it)
         base = latency(problem, heuristic if heuristic is not None else baseline(problem, best))
@@ -103,25 +101,23 @@ def _train():
         agent_speed = None if placed is None else speed(problem, placed, against=base)
         summary = {
             "problem": summarize(problem, columns), "config": config.to_dict(),
-            "iterations": last.get("iteration"), "episodes": last.get("episodes"),
-            "seconds": outcome.seconds,
-            "agent_return": None if outcome.solution is None else outcome.solution.ret,
-            "agent_placed_return": None if placed is None else placed.ret,
-            "heuristic_return": None if heuristic is None else heuristic.ret,
+            "iterations": info.get("iterations"), "episodes": info.get("episodes"),
+            "seconds": result.seconds, "agent_return": info["agent"],
+            "agent_placed_return": info["agent_placed"], "heuristic_return": info["heuristic"],
             "best": {"solver": best.solver, "return": best.ret},
             "written": written, "agent_placed": agent_speed,
         }
         write_json(os.path.join(workdir, "summary.json"), finite(summary), indent=2)
-        agent_ret = "none" if outcome.solution is None else f"{outcome.solution.ret:.6g}"
+        agent_ret = "none" if info["agent"] is None else f"{info['agent']:.6g}"
         line = f"agent ({agent.mode}) best return {agent_ret}"
-        if placed is not None and outcome.solution is not None and placed.ret > outcome.solution.ret:
+        if placed is not None and placed.ret > info["agent"]:
             line += f", placed {placed.ret:.6g}"
         if agent_speed is not None:
             line += f" ({_faster(agent_speed)})"
         if heuristic is not None:
             line += f"; heuristic {heuristic.ret:.6g}; prod {max(best.ret, heuristic.ret):.6g}"
-        print(f"{line}; {last.get('iteration', 0)} iterations, {last.get('episodes', 0)} games in"
-              f" {outcome.seconds:.0f} s")
+        print(f"{line}; {info.get('iterations', 0)} iterations, {info.get('episodes', 0)} games in"
+              f" {result.seconds:.0f} s")
         print(f"written: {best.solver} return {best.ret:.6g}, simulated latency {written['latency']:.6g}"
               f" {written['time_unit']} ({_faster(written)}) -> {solution_path}")
 

@@ -7,7 +7,7 @@ import pytest
 from builders import EGRL_OPTIONS, ES_OPTIONS, RULES, agent_options, make_problem, tiny
 
 from jaxmmap import COPY, DROP, NOCOPY, Rules, bundled, generate, validate
-from jaxmmap.solvers import SOLVERS, InvalidSolution, solve
+from jaxmmap.solvers import SOLVERS, InvalidSolution, agents, solve
 from jaxmmap.solvers.base import Result
 from jaxmmap.solvers.cpsat import upper_bound
 from jaxmmap.solvers.exhaustive import exhaustive
@@ -189,3 +189,25 @@ def test_pinning_never_pins_a_live_out_tensor():
     unmarked = dataclasses.replace(problem, live_out=np.zeros_like(problem.live_out))
     s = solve(unmarked, "pinning", budget_s=10, rules=RULES).solution
     assert np.any((s.action != DROP) & problem.live_out)  # unmarked, some of them are pinned
+
+
+def test_prod_tells_each_solution_as_it_finds_it_and_runs_without_the_heuristic():
+    """train.py drives `agents.prod`: the heuristic's plan is told first (train.py writes it
+    before the agent starts), then the agent's best game and that game placed; without the
+    heuristic (config.prod=False) only the last two, and the written solution is the placed game."""
+    problem = tiny(0)
+    for first in (True, False):
+        told = []
+        result = agents.prod(problem, 60, 0, rules=RULES, heuristic_first=first,
+                             on_solution=lambda kind, solution, told=told: told.append((kind, solution)),
+                             **agent_options(max_iterations=40))
+        assert [kind for kind, _ in told] == ["heuristic", "agent", "placed"][0 if first else 1:]
+        assert all(validate(problem, solution).ok for _, solution in told)
+        found = dict(told)
+        assert result.info["agent"] == found["agent"].ret and result.info["agent_placed"] == found["placed"].ret
+        assert result.info["iterations"] == 40 and result.info["episodes"] > 0
+        if first:
+            assert result.info["heuristic"] == found["heuristic"].ret
+            assert result.solution.ret == max(found["heuristic"].ret, found["placed"].ret)
+        else:
+            assert result.info["heuristic"] is None and result.solution == found["placed"]
