@@ -11,7 +11,7 @@ alone and timed over `--repeats` calls after a warm-up call (compilation exclude
   128x128 grid window (`NetworkConfig.small()` with `grid=True`: the default before the
   feature network). This is the baseline of the ratios.
 * `muzero, feature network`: the same with the default representation (`grid=False`).
-* `expert (default)`: the default mode's search (`expert.search`: whole games, the network at
+* `expert (default)`: the default mode's search (`expert.start_search`, `play_search`: whole games, the network at
   every move), and one whole generation with learning (`expert.generation`).
 * `bare game`: random moves of the same games (the ceiling).
 
@@ -31,10 +31,9 @@ from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import NetworkConfig, make_networks
 from jaxmmap.core.io import columns_for, open_problem
 from jaxmmap.core.rules import Rules
-from jaxmmap.env import game
+from jaxmmap.env import game, observation
 from jaxmmap.env.instance import make_instance
 from jaxmmap.env.rollout import random_policy
-from jaxmmap.solvers.evolution import policy as policy_lib
 
 
 def timed(fn, *args, repeats: int) -> float:
@@ -82,10 +81,10 @@ def main():
 
     config = AgentConfig(mode="expert", games=args.games)
     state = expert.init(instance, config, seed=0)
-    ctx = policy_lib.context(instance)
-    search = jax.jit(lambda s, k: expert.search(
-        s.learner.params, k, instance, ctx, s.center, s.center_return, jnp.float32(1.0),
-        config=config)[0].moves)
+    ctx = observation.context(instance)
+    search = jax.jit(lambda s, k: expert.play_search(
+        s.learner.params, expert.start_search(k, instance, s.center_return, config=config), instance, ctx,
+        s.center, jnp.float32(1.0), jnp.int32(2 ** 31 - 1), config=config).states.moves)
     sec = timed(search, state, jax.random.key(2), repeats=args.repeats)
     moves = float(jnp.sum(search(state, jax.random.key(2))))
     rows.append(("expert (default): search", moves / sec))

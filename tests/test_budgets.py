@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from jaxmmap import Rules, generate, make_instance, validate
+from jaxmmap.env import rollout
 from jaxmmap.env.rollout import advance, drop_first_policy, greedy_policy, rollouts, start
-from jaxmmap.solvers import base
 from jaxmmap.solvers.simple import greedy, random_search
 
 RULES = Rules(columns=64)
@@ -45,7 +45,7 @@ def test_drop_first_plays_drop_then_nocopy_then_copy():
 
 @pytest.mark.parametrize("solve", [greedy, lambda *a, **k: random_search(*a, batch=8, **k)], ids=["greedy", "random"])
 def test_a_budget_that_ends_inside_a_game_still_returns_a_valid_solution(problem, solve, monkeypatch):
-    monkeypatch.setattr(base, "GRACE_S", 0.0)  # the deadline passes right after the first slice
+    monkeypatch.setattr(rollout, "GRACE_S", 0.0)  # the deadline passes right after the first slice
     cut = solve(problem, 1e-9, 0, rules=RULES)
     assert validate(problem, cut.solution).ok
     full = greedy(problem, 60, 0, rules=RULES)

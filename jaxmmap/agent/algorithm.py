@@ -2,7 +2,7 @@
 
     algorithm = expert.algorithm(instance, config, seed=0)          # mode "expert"
     algorithm = train.algorithm(instance, config, seed=0)           # the MuZero family
-    state, metrics = algorithm.chunk(algorithm.state, progress)     # one jitted chunk
+    state, metrics = algorithm.chunk(algorithm.state, progress, clock)  # one chunk
     algorithm.best_return(state), algorithm.best_game(state)
 
 Both modes build one from their own `init`, `run_chunk` and `best_game`; `loop.fit` knows
@@ -28,15 +28,16 @@ class Algorithm:
 
     Attributes:
       state: its first state (a pytree; what the checkpoints hold).
-      chunk: (state, progress float32[] in [0, 1]) -> (state, metrics): one jitted chunk of
-        `per_chunk` iterations; metrics are arrays with a leading axis of that length.
+      chunk: (state, progress float32[] in [0, 1], clock) -> (state, metrics): one chunk of
+        `per_chunk` iterations; metrics are arrays with a leading axis of that length, or None
+        when the clock (`core.clock.Clock`) ran out inside the chunk (nothing of it counts).
       per_chunk: iterations per chunk (expert: generations; MuZero family: learner updates).
       best_return: state -> float, the best finished game's return so far (-inf before one).
       best_game: state -> the best finished game (`game.State` with its instance), or None.
     """
 
     state: Any
-    chunk: Callable[[Any, jax.Array], tuple[Any, dict]]
+    chunk: Callable[[Any, jax.Array, Any], tuple[Any, dict | None]]
     per_chunk: int
     best_return: Callable[[Any], float]
     best_game: Callable[[Any], game.State | None]

@@ -43,6 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from flax import struct
 
 from jaxmmap.agent import learner as learner_lib
 from jaxmmap.agent import selfplay
@@ -53,7 +54,7 @@ from jaxmmap.env import game
 from jaxmmap.env import observation as policy_lib
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.observation import NUM_DECISION_FEATURES, decision_features
-from jaxmmap.env.rollout import rollout, won_returns
+from jaxmmap.env.rollout import in_slices, rollout, won_returns
 
 METRICS = ("loss", "policy_loss", "value_loss", "reward_loss", "grad_norm", "value_target")
 
@@ -165,31 +166,66 @@ def deviation_range(num_buffers: jax.Array, config: AgentConfig) -> tuple[jax.Ar
     return (jnp.float32(config.deviation_min) * scale, jnp.float32(config.deviation_max))
 
 
-def search(params, key: jax.Array, instance: Instance, ctx: policy_lib.Context, best: game.State,
-           best_return: jax.Array, temp: jax.Array, *, config: AgentConfig
-           ) -> tuple[game.State, dict[str, jax.Array]]:
-    """One generation's games (the expert; see the module docstring): their final states
-    [games], and the first DEVIATIONS deviations of each game: features float32[G, D, F],
-    allowed bool[G, D, 3] (the legal moves other than the best game's), action int32[G, D],
-    count int32[G]."""
-    net = network(config)
-    n = instance.width.shape[0]
-    has_best = jnp.isfinite(best_return)
-    best_actions = best.board.action
-    limit = _move_limit(instance)
-    lo, hi = deviation_range(instance.num_buffers, config)
-    log_lo, log_hi = jnp.log(lo), jnp.log(hi)
+@struct.dataclass
+class Games:
+    """A generation's games while they are played (G = `games`; see `search`).
 
-    def play(key, index):
+    Attributes:
+      states: `game.State` with a leading G axis, without the instance.
+      keys: key[G] each game's key for its next move.
+      record: its first DEVIATIONS deviations: features float32[G, D, F], allowed bool[G, D, 3],
+        action int32[G, D], count int32[G].
+      prefix: int32[G] the center's moves a restarted game replays first (0: none).
+      rate: float32[G] its deviation rate. explore: bool[G] it follows and deviates from the
+        center (False for the evaluation game 0, and for all before the first center).
+      index: int32[G] the game's number.
+    """
+
+    states: game.State
+    keys: jax.Array
+    record: dict
+    prefix: jax.Array
+    rate: jax.Array
+    explore: jax.Array
+    index: jax.Array
+
+
+def start_search(key: jax.Array, instance: Instance, best_return: jax.Array, *, config: AgentConfig) -> Games:
+    """One generation's games before their first move (the expert; see the module docstring)."""
+    has_best = jnp.isfinite(best_return)
+    lo, hi = deviation_range(instance.num_buffers, config)
+
+    def one(key, index):
         k_prefix, k_restart, k_rate, k_moves = jax.random.split(key, 4)
         explore = has_best & (index > 0)
         restart = explore & (jax.random.uniform(k_restart) < config.restart_fraction)
         prefix = jnp.where(restart, jax.random.randint(k_prefix, (), 0, instance.num_buffers), 0)
-        rate = jnp.exp(jax.random.uniform(k_rate, minval=log_lo, maxval=log_hi))
+        rate = jnp.exp(jax.random.uniform(k_rate, minval=jnp.log(lo), maxval=jnp.log(hi)))
+        record = dict(features=jnp.zeros((DEVIATIONS, NUM_DECISION_FEATURES), jnp.float32),
+                      allowed=jnp.zeros((DEVIATIONS, 3), bool),
+                      action=jnp.zeros(DEVIATIONS, jnp.int32), count=jnp.int32(0))
+        return Games(states=game.init(instance, backup=True).replace(instance=None), keys=k_moves,
+                     record=record, prefix=prefix, rate=rate, explore=explore, index=index)
+
+    return jax.vmap(one)(jax.random.split(key, config.games), jnp.arange(config.games))
+
+
+def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Context, best: game.State,
+                temp: jax.Array, moves, *, config: AgentConfig) -> Games:
+    """At most `moves` more moves of each game of `start_search` (one compile for any count, so
+    that a generation can be played in slices on a clock): the center's move, a deviation
+    sampled from the network, or (game 0) the network's argmax; each deviation is recorded."""
+    net = network(config)
+    n = instance.width.shape[0]
+    best_actions = best.board.action
+    limit = _move_limit(instance)
+
+    def one(game_state, key, record, prefix, rate, explore, index):
+        until = game_state.moves + moves
 
         def cond(carry):
             state = carry[0]
-            return ~state.done & (state.moves < limit)
+            return ~state.done & (state.moves < limit) & (state.moves < until)
 
         def body(carry):
             state, key, record = carry
@@ -214,14 +250,17 @@ def search(params, key: jax.Array, instance: Instance, ctx: policy_lib.Context, 
                           count=record["count"] + deviated)
             return game.step(state, action.astype(jnp.int32)), key, record
 
-        record = dict(features=jnp.zeros((DEVIATIONS, NUM_DECISION_FEATURES), jnp.float32),
-                      allowed=jnp.zeros((DEVIATIONS, 3), bool),
-                      action=jnp.zeros(DEVIATIONS, jnp.int32), count=jnp.int32(0))
-        state, _, record = jax.lax.while_loop(
-            cond, body, (game.init(instance, backup=True), k_moves, record))
-        return state.replace(instance=None), record
+        state, key, record = jax.lax.while_loop(cond, body, (game_state.replace(instance=instance), key, record))
+        return state.replace(instance=None), key, record
 
-    return jax.vmap(play)(jax.random.split(key, config.games), jnp.arange(config.games))
+    states, keys, record = jax.vmap(one)(games.states, games.keys, games.record, games.prefix, games.rate,
+                                         games.explore, games.index)
+    return games.replace(states=states, keys=keys, record=record)
+
+
+def ended(games: Games, instance: Instance) -> jax.Array:
+    """bool[G]: the games that will make no more move."""
+    return games.states.done | (games.states.moves >= _move_limit(instance))
 
 
 def loss(params, batch: dict[str, jax.Array], *, config: AgentConfig):
@@ -264,14 +303,29 @@ def learn(learner: learner_lib.Learner, data: dict[str, jax.Array], key: jax.Arr
     return learner, jax.tree.map(jnp.mean, metrics)
 
 
-def generation(state: ExpertState, instance: Instance, progress: jax.Array, *,
-               config: AgentConfig) -> tuple[ExpertState, dict[str, jax.Array]]:
-    """One generation: search, keep the best game, learn from the elites."""
-    key, k_search, k_learn = jax.random.split(jax.random.wrap_key_data(state.key), 3)
-    ctx = policy_lib.context(instance)
+def _keys(state: ExpertState):
+    """(next state key, search key, learning key) of the generation."""
+    return jax.random.split(jax.random.wrap_key_data(state.key), 3)
+
+
+def begin(state: ExpertState, instance: Instance, *, config: AgentConfig) -> Games:
+    """A generation's games before their first move."""
+    return start_search(_keys(state)[1], instance, state.center_return, config=config)
+
+
+def play(state: ExpertState, games: Games, instance: Instance, progress: jax.Array, moves, *,
+         config: AgentConfig) -> Games:
+    """At most `moves` more moves of the generation's games."""
+    return play_search(state.learner.params, games, instance, policy_lib.context(instance), state.center,
+                       temperature(config, progress), moves, config=config)
+
+
+def end(state: ExpertState, games: Games, instance: Instance, progress: jax.Array, *,
+        config: AgentConfig) -> tuple[ExpertState, dict[str, jax.Array]]:
+    """Once every game ended: keep the best game, learn from the elites."""
+    key, _, k_learn = _keys(state)
     temp = temperature(config, progress)
-    finals, record = search(state.learner.params, k_search, instance, ctx, state.center,
-                            state.center_return, temp, config=config)
+    finals, record = games.states, games.record
     returns = won_returns(finals)
     pick = lambda take, i, old: jax.tree.map(  # noqa: E731
         lambda new, o: jnp.where(take, new[i], o), finals, old)
@@ -314,12 +368,40 @@ def generation(state: ExpertState, instance: Instance, progress: jax.Array, *,
     return new, metrics
 
 
+
+
+def generation(state: ExpertState, instance: Instance, progress: jax.Array, *,
+               config: AgentConfig) -> tuple[ExpertState, dict[str, jax.Array]]:
+    """One generation: search, keep the best game, learn from the elites."""
+    games = play(state, begin(state, instance, config=config), instance, progress, jnp.int32(2 ** 31 - 1),
+                 config=config)
+    return end(state, games, instance, progress, config=config)
+
+
 @functools.partial(jax.jit, static_argnames=("config",), donate_argnums=0)
 def run_chunk(state: ExpertState, instance: Instance, progress: jax.Array, *, config: AgentConfig
               ) -> tuple[ExpertState, dict[str, jax.Array]]:
     """`generations_per_chunk` generations in one `lax.scan` (metrics get a leading axis)."""
     step = functools.partial(generation, instance=instance, progress=progress, config=config)
     return jax.lax.scan(lambda s, _: step(s), state, None, length=config.generations_per_chunk)
+
+
+_begin = jax.jit(begin, static_argnames=("config",))
+_play = jax.jit(play, static_argnames=("config",))
+_end = jax.jit(end, static_argnames=("config",))
+
+
+def chunk_on_clock(state: ExpertState, instance: Instance, progress: jax.Array, clock, *, config: AgentConfig):
+    """One generation, its games played in slices with `clock` looked at between them
+    (`rollout.in_slices`: a generation of a large program takes minutes): (state, metrics with a
+    leading axis of 1), or (state, None) when the budget ends inside it (it does not count)."""
+    games = _begin(state, instance, config=config)
+    games, whole = in_slices(clock, lambda g, moves: _play(state, g, instance, progress, moves, config=config),
+                             games, lambda g: ended(g, instance))
+    if not whole:
+        return state, None
+    state, metrics = _end(state, games, instance, progress, config=config)
+    return state, jax.tree.map(lambda x: x[None], metrics)
 
 
 def best_game(state: ExpertState, instance: Instance) -> game.State | None:
@@ -335,7 +417,10 @@ def algorithm(instance: Instance, config: AgentConfig, *, seed: int = 0,
     del devices
     return Algorithm(
         state=init(instance, config, seed=seed, demonstration=demonstration),
-        chunk=lambda state, progress: run_chunk(state, instance, progress, config=config),
+        # one generation a chunk (large programs): on the clock; several: one scan
+        chunk=lambda state, progress, clock: (
+            chunk_on_clock(state, instance, progress, clock, config=config) if config.generations_per_chunk == 1
+            else run_chunk(state, instance, progress, config=config)),
         per_chunk=config.generations_per_chunk,
         best_return=lambda state: float(state.best_return),
         best_game=lambda state: best_game(state, instance))

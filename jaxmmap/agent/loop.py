@@ -331,7 +331,9 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
                and (stop_at is None or best_return < stop_at)):
             horizon = schedule_iterations or max_iterations
             progress = _progress(clock, iteration, horizon)
-            state, metrics = chunk(state, np.float32(progress))
+            state, metrics = chunk(state, np.float32(progress), clock)
+            if metrics is None:  # the budget ended inside the chunk
+                break
             row = summarize_metrics(metrics)
             iteration += per_chunk
             chunks += 1

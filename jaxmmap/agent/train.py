@@ -235,8 +235,8 @@ def algorithm(instance: Instance, config: AgentConfig, *, seed: int = 0,
     support = support_of(instance, config)
     return Algorithm(
         state=shard(init(instance, config, seed=seed, demonstration=demonstration), mesh(devices)),
-        chunk=lambda state, progress: run_chunk(state, instance, config=config, support=support,
-                                                progress=progress),
+        chunk=lambda state, progress, clock: run_chunk(state, instance, config=config, support=support,
+                                                       progress=progress),  # (one jitted chunk, off the clock)
         per_chunk=config.updates_per_chunk,
         best_return=lambda state: float(state.actors.best_return),
         best_game=lambda state: best_game(state, instance))

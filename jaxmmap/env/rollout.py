@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmmap.core.clock import Clock
 from jaxmmap.core.problem import Problem, Solution
 from jaxmmap.core.rules import Rules, discretize, exact_return
 from jaxmmap.core.validator import validate  # the independent checker
@@ -214,3 +215,28 @@ def play(problem: Problem, policy: str = "greedy", *, seed: int = 0, games: int 
                "restores": int(np.sum(np.asarray(states.restores))),
                "seconds_with_compile": seconds}
     return solution, summary
+
+
+#: Seconds of work between two looks at the clock while games are played (`in_slices`).
+SLICE_S = 1.0
+#: A game still running when the budget ends may go on for 10% of the budget and this many
+#: seconds more (within the promise of 1.1x the budget + 10 s: the rest is for the solution's
+#: export, validation and placement); then it is ended Drop-first.
+GRACE_S = 4.0
+
+
+def in_slices(clock: Clock, advance, carry, done):
+    """Calls `advance(carry, moves) -> carry` (at most `moves` more moves of every game of a
+    batch; `moves` an int32[], one compile for any count) in slices of about `SLICE_S` seconds,
+    looking at the clock between them, until `done(carry)` (bool[G]) holds for every game or the
+    deadline passes (the budget, plus 10% and `GRACE_S` for games already under way). So a budget
+    holds at any program size. Returns (carry, whether every game ended)."""
+    deadline = 1.1 * clock.budget_s + GRACE_S
+    moves = 64  # the first slice also measures the speed of a move (its compile included)
+    while True:
+        begin = time.perf_counter()
+        carry = advance(carry, jnp.int32(moves))
+        if bool(jnp.all(done(carry))) or clock.elapsed() >= deadline:
+            return carry, bool(jnp.all(done(carry)))
+        rate = moves / max(time.perf_counter() - begin, 1e-6)  # moves per second (the first: with its compile)
+        moves = int(max(16, min(rate * SLICE_S, rate * (deadline - clock.elapsed()) + 16, 2 ** 30)))

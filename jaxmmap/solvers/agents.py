@@ -20,8 +20,8 @@ from jaxmmap.agent.loop import agent_config, fit
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env.instance import make_instance
-from jaxmmap.env.rollout import nth_game, to_solution, won_returns
-from jaxmmap.solvers.base import Anytime, NoGameError, Result, finish_furthest, in_slices
+from jaxmmap.env.rollout import in_slices, nth_game, to_solution, won_returns
+from jaxmmap.solvers.base import Anytime, NoGameError, Result, finish_furthest
 from jaxmmap.solvers.heuristic import heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, place
 
@@ -35,7 +35,7 @@ def mcts(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     learning (the paper's MCTS ablation), Dirichlet noise at the root so that the games of a
     batch differ; the best finished game is kept until the budget is spent (or `max_batches`
     batches are played). A batch is played in slices with the clock looked at between them
-    (`base.in_slices`); if the budget ends before the first batch does, its furthest game is
+    (`rollout.in_slices`); if the budget ends before the first batch does, its furthest game is
     ended Drop-first, so that the run still ends on time with a valid solution."""
     clock = Anytime(budget_s)
     instance = make_instance(problem, rules)

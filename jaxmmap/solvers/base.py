@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import time
 
 import jax
 import jax.numpy as jnp
 
 from jaxmmap.core.clock import Clock
 from jaxmmap.core.problem import Solution
-from jaxmmap.env.rollout import advance, drop_first_policy, take
+from jaxmmap.env.rollout import advance, drop_first_policy, in_slices, take
 
 
 class Refused(ValueError):
@@ -77,14 +76,6 @@ def strong_types(tree):
     return jax.tree.map(lambda x: jnp.asarray(x, x.dtype), tree)
 
 
-#: Seconds of work between two looks at the clock while games are played (`play_on_the_clock`).
-SLICE_S = 1.0
-#: A game still running when the budget ends may go on for 10% of the budget and this many
-#: seconds more (within the promise of 1.1x the budget + 10 s: the rest is for the solution's
-#: export, validation and placement); then it is ended Drop-first.
-GRACE_S = 4.0
-
-
 @functools.partial(jax.jit, static_argnames=("policy",))
 def _advance(states, keys, moves, policy, finish, params=None):
     """`advance` with `policy` (with `params`: `policy(params_i)` is game i's), or with
@@ -95,23 +86,6 @@ def _advance(states, keys, moves, policy, finish, params=None):
     if params is None:
         return advance(states, keys, act(policy), moves=moves)
     return advance(states, keys, lambda p: act(policy(p)), moves=moves, params=params)
-
-
-def in_slices(clock: Anytime, advance, carry, done):
-    """Calls `advance(carry, moves) -> carry` (at most `moves` more moves of every game of a
-    batch; `moves` an int32[], one compile for any count) in slices of about `SLICE_S` seconds,
-    looking at the clock between them, until `done(carry)` (bool[G]) holds for every game or the
-    deadline passes (the budget, plus 10% and `GRACE_S` for games already under way). So a budget
-    holds at any program size. Returns (carry, whether every game ended)."""
-    deadline = 1.1 * clock.budget_s + GRACE_S
-    moves = 64  # the first slice also measures the speed of a move (its compile included)
-    while True:
-        begin = time.perf_counter()
-        carry = advance(carry, jnp.int32(moves))
-        if bool(jnp.all(done(carry))) or clock.elapsed() >= deadline:
-            return carry, bool(jnp.all(done(carry)))
-        rate = moves / max(time.perf_counter() - begin, 1e-6)  # moves per second (the first: with its compile)
-        moves = int(max(16, min(rate * SLICE_S, rate * (deadline - clock.elapsed()) + 16, 2 ** 30)))
 
 
 def finish_furthest(states, keys: jax.Array, policy=drop_first_policy, params=None):

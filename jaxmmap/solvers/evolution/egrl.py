@@ -68,8 +68,8 @@ from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import game, observation
 from jaxmmap.env.instance import Instance, make_instance
-from jaxmmap.env.rollout import nth_game, to_solution, won_returns
-from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, in_slices, strong_types
+from jaxmmap.env.rollout import in_slices, nth_game, to_solution, won_returns
+from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, strong_types
 from jaxmmap.solvers.evolution import policy, sac
 from jaxmmap.solvers.evolution.recorded import BOLTZMANN, NEURAL_ARGMAX, NEURAL_SAMPLE, Games, recorded_rollout
 
@@ -316,6 +316,18 @@ def _stats(returns: jax.Array, moves: jax.Array, best: jax.Array, pn: int, pb: i
     return stats
 
 
+def _learn(cfg: Config, actor_tx, critic_tx, learner: sac.SacLearner, replay: Transitions, key: jax.Array):
+    """The learner: `updates` SAC steps on minibatches of the replay; (learner, mean losses)."""
+    def one(learner, k):
+        i = jax.random.randint(k, (cfg.batch,), 0, jnp.maximum(replay.size, 1))
+        batch = (replay.phi[i], replay.next_phi[i], replay.action[i], replay.reward[i], replay.done[i])
+        return sac.step(actor_tx, critic_tx, learner, batch, alpha=cfg.alpha, gamma=cfg.gamma,
+                        tau=cfg.tau, warmup=cfg.warmup)
+
+    learner, losses = jax.lax.scan(one, learner, jax.random.split(key, cfg.updates))
+    return learner, {k: jnp.mean(v) if cfg.updates else jnp.float32(0) for k, v in losses.items()}
+
+
 class Generation(NamedTuple):
     """One configuration's pure functions (not jitted: `egrl` jits them).
 
@@ -346,8 +358,8 @@ def make_generation(cfg: Config) -> Generation:
         return _init_state(cfg, key, instance, actor_tx, critic_tx)
 
     def ask(search: EgrlState, key: jax.Array, instance: Instance) -> Games:
-        # Every game of the generation, one batch: neural (argmax), Boltzmann, learner. Each
-        # records `record` random moves among the first N (more only with Drop-backup restores).
+        # Every game of the generation, one batch: neural (argmax), Boltzmann, learner; each
+        # records `record` random moves among the first N.
         n = instance.width.shape[0]
         pop, learner = search.population, search.learner
         k_play, k_rec, *_ = jax.random.split(key, 5)
@@ -357,7 +369,6 @@ def make_generation(cfg: Config) -> Generation:
         flat = jnp.concatenate([pop.neural, jnp.zeros((pb, pop.neural.shape[1])),
                                 jnp.broadcast_to(actor_flat, (pl, actor_flat.shape[0]))])
         r, f = cfg.record, observation.NUM_FEATURES
-        first = game.init(instance, backup=True).replace(instance=None)
         many = lambda x: jnp.broadcast_to(x, (cfg.games, *jnp.shape(x)))  # noqa: E731
         record = (jnp.zeros((r, f), jnp.float32), jnp.zeros((r, f), jnp.float32), jnp.zeros(r, jnp.int32),
                   jnp.zeros(r, jnp.float32), jnp.zeros(r, jnp.float32), jnp.zeros(r, bool))
@@ -365,7 +376,8 @@ def make_generation(cfg: Config) -> Generation:
                      logits=jnp.concatenate([jnp.zeros((pn, n, 3)), pop.logits, jnp.zeros((pl, n, 3))]),
                      log_temp=jnp.concatenate([jnp.zeros(pn), pop.log_temp, jnp.zeros(pl)]),
                      positions=(jax.random.uniform(k_rec, (cfg.games, r)) * instance.num_buffers).astype(jnp.int32),
-                     states=jax.tree.map(many, first), keys=jax.random.split(k_play, cfg.games),
+                     states=jax.tree.map(many, game.init(instance, backup=True).replace(instance=None)),
+                     keys=jax.random.split(k_play, cfg.games),
                      record=jax.tree.map(many, record))
 
     def play(games: Games, moves, instance: Instance) -> Games:
@@ -390,16 +402,7 @@ def make_generation(cfg: Config) -> Generation:
         # The shared replay (a ring buffer) receives the recorded transitions.
         replay = _add_transitions(search.replay, recorded, (phis, nexts, actions, rewards, dones), cfg.capacity)
 
-        # The learner: `updates` SAC steps on minibatches of the replay.
-        def learn(learner, k):
-            i = jax.random.randint(k, (cfg.batch,), 0, jnp.maximum(replay.size, 1))
-            batch = (replay.phi[i], replay.next_phi[i], replay.action[i], replay.reward[i],
-                     replay.done[i])
-            return sac.step(actor_tx, critic_tx, learner, batch, alpha=cfg.alpha, gamma=cfg.gamma,
-                            tau=cfg.tau, warmup=cfg.warmup)
-
-        learner, losses = jax.lax.scan(learn, learner, jax.random.split(k_learn, cfg.updates))
-        losses = {k: jnp.mean(v) if cfg.updates else jnp.float32(0) for k, v in losses.items()}
+        learner, losses = _learn(cfg, actor_tx, critic_tx, learner, replay, k_learn)
 
         # Evolution, each kind in its slots; then migration of the learner's actor.
         fit_n, fit_b = returns[:pn], returns[pn:pn + pb]
@@ -411,8 +414,7 @@ def make_generation(cfg: Config) -> Generation:
         logits_b = jnp.where(first, jnp.broadcast_to(encoded[0], logits_b.shape), logits_b)
         temps_b = jnp.where(first, pop.log_temp, temps_b)
         migrate = (search.generation + 1) % cfg.migrate_every == 0
-        neural = neural.at[-1].set(jnp.where(migrate, _ravel(learner.actor), neural[-1]))
-        # (the last slot holds the child of the weakest lineage; elites come first)
+        neural = neural.at[-1].set(jnp.where(migrate, _ravel(learner.actor), neural[-1]))  # (elites come first)
 
         best = jnp.argmax(returns)
         stats = _stats(returns, states.moves, best, pn, pb, losses)
@@ -422,8 +424,7 @@ def make_generation(cfg: Config) -> Generation:
         return strong_types(search), best_state, stats
 
     def generation(search: EgrlState, key: jax.Array, instance: Instance):
-        games = play(ask(search, key, instance), jnp.int32(2 ** 30), instance)
-        return tell(search, games, key, instance)
+        return tell(search, play(ask(search, key, instance), jnp.int32(2 ** 31 - 1), instance), key, instance)
 
     return Generation(init, ask, play, tell, generation)
 
@@ -438,7 +439,7 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
          max_generations: int | None = None, padding: tuple[int, int, int] | None = None,
          **options) -> Result:
     """EGRL under a wall-clock budget. A generation's games are played in slices of about a
-    second with the clock looked at between them (`base.in_slices`); a generation the budget cuts
+    second with the clock looked at between them (`rollout.in_slices`); a generation the budget cuts
     does not count, and if none has finished by then, its furthest game is ended Drop-first, so
     the run still ends on time with a valid solution.
 
