@@ -67,3 +67,17 @@ def test_checkpoints_are_kept_for_large_games_within_their_memory():
     one, many = rollout.checkpoints_for(large, 1), rollout.checkpoints_for(large, 2 ** 13)
     assert one == min(16, rollout.CHECKPOINT_BYTES // grid) > 0 and many == 0
     assert one * grid <= rollout.CHECKPOINT_BYTES
+
+
+def test_a_batch_of_games_is_cut_to_what_its_memory_allows():
+    """`games_within`: the whole batch on a small program, fewer games as the states grow, never
+    none; random play uses it (a batch of 256 games of 50,000 buffers would hold 5.6 GB)."""
+    small = make_instance(generate(2, num_instructions=10), RULES)
+    large = make_instance(generate(2, num_instructions=10), RULES, num_buffers=4096, num_steps=8192)
+    assert rollout.games_within(small, 256) == 256
+    cut = rollout.games_within(large, 256, budget=2 ** 24)
+    assert 1 <= cut < 256 and rollout.games_within(large, 256, budget=1) == 1
+    one = jax.eval_shape(lambda: rollout.start(large, 1, checkpoints=0).replace(instance=None))
+    per_game = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(one))
+    assert cut * per_game <= 2 ** 24 < (cut + 1) * per_game
+    assert random_search(generate(2, num_instructions=10), 1e-6, 0, rules=RULES).info["batch"] == 256

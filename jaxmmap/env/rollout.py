@@ -120,6 +120,20 @@ def checkpoints_for(instance: Instance, games: int) -> int:
     return int(min(16, CHECKPOINT_BYTES // max(1, grid * games)))
 
 
+#: What the states of one batch of games may take (`games_within`); the batch's peak memory is a
+#: few times this (the loop's carry, the step's copies).
+BATCH_BYTES = 2 ** 30
+
+
+def games_within(instance: Instance, games: int, budget: int = BATCH_BYTES) -> int:
+    """The most games, up to `games` and at least one, whose states (Drop-backup on, no
+    checkpoints) take at most `budget` bytes: a batch of 256 games of a 50,000-buffer program
+    would hold 5.6 GB of states alone."""
+    one = jax.eval_shape(lambda: game.init(instance, backup=True).replace(instance=None))
+    size = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(one))
+    return int(max(1, min(games, budget // max(size, 1))))
+
+
 @functools.partial(jax.jit, static_argnames=("games", "backup", "checkpoints"))
 def start(instance: Instance, games: int, *, backup: bool = True, checkpoints: int | None = None) -> game.State:
     """`games` first states of `instance` (a batch, the instance shared), for `advance`; with

@@ -17,7 +17,7 @@ import numpy as np
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env.instance import make_instance
-from jaxmmap.env.rollout import greedy_policy, nth_game, random_policy, start, to_solution, won_returns
+from jaxmmap.env.rollout import games_within, greedy_policy, nth_game, random_policy, start, to_solution, won_returns
 from jaxmmap.solvers.base import Anytime, Result, play_on_the_clock
 
 
@@ -25,6 +25,7 @@ def random_search(problem: Problem, budget_s: float, seed: int, *, rules: Rules 
                   batch: int = 256) -> Result:
     clock = Anytime(budget_s)
     instance = make_instance(problem, rules)
+    batch = games_within(instance, batch)  # (fewer on large programs: memory)
     key, played = jax.random.key(seed), 0
     while True:
         key, sub = jax.random.split(key)
@@ -38,7 +39,7 @@ def random_search(problem: Problem, budget_s: float, seed: int, *, rules: Rules 
         if np.isfinite(returns[best]):
             clock.offer(to_solution(problem, nth_game(states, best), rules, solver="random"))
         if clock.out_of_time():
-            return clock.result(games=played)
+            return clock.result(games=played, batch=batch)
 
 
 def greedy(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()) -> Result:
