@@ -21,7 +21,7 @@ from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env.instance import make_instance
 from jaxmmap.env.rollout import in_slices, nth_game, to_solution, won_returns
-from jaxmmap.solvers.base import Anytime, NoGameError, Result, finish_furthest
+from jaxmmap.solvers.base import Anytime, NoGameError, Result, finish_furthest, moves_left
 from jaxmmap.solvers.heuristic import heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, place
 
@@ -47,8 +47,10 @@ def mcts(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
 
     while max_batches is None or batches < max_batches:
         key, sub = jax.random.split(key)
+        # (before a first solution, the slices leave time to end the furthest game Drop-first)
+        tail = (lambda c, rate, first: moves_left(c[0], rate, first, compile_again=True)) if clock.best is None else None
         (states, _), whole = in_slices(clock, advance, (search.start_searched(instance, games), sub),
-                                       lambda carry: carry[0].done)
+                                       lambda carry: carry[0].done, tail=tail)
         states = states.replace(instance=instance)
         if not whole:  # the budget ended inside the batch: only a first solution is taken from it
             if clock.best is None:

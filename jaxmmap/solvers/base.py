@@ -100,6 +100,15 @@ def finish_furthest(states, keys: jax.Array, policy=drop_first_policy, params=No
     return game
 
 
+def moves_left(states, rate: float, first: float, *, compile_again: bool = False) -> float:
+    """Seconds to end the furthest of a batch of games Drop-first (`finish_furthest`), for
+    `in_slices`'s tail: its buffers left (of the padded count: an overestimate) at `rate` moves a
+    second, and with `compile_again` (the finish compiles its own loop) the first slice's
+    seconds, which its compile dominates."""
+    left = max(int(states.board.records.bits.shape[-1]) - int(jnp.max(states.board.cursor)), 0)
+    return left / rate + (first if compile_again else 0.0)
+
+
 def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params=None, finish: bool = True):
     """Plays a batch of games (`rollout.start`, the instance shared) in slices (`in_slices`)
     (with `params`, `policy(params_i)` plays game i, as in `rollout.advance`). Returns (states,
@@ -108,7 +117,8 @@ def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params
     Drop-first (`finish_furthest`)."""
     (states, keys), whole = in_slices(
         clock, lambda carry, moves: _advance(*carry, moves, policy, jnp.bool_(False), params),
-        (states, keys), lambda carry: carry[0].done)
+        (states, keys), lambda carry: carry[0].done,
+        tail=(lambda carry, rate, first: moves_left(carry[0], rate, first)) if finish else None)
     if whole or not finish:
         return states, whole
     return finish_furthest(states, keys, policy, params), False

@@ -69,7 +69,7 @@ from jaxmmap.core.rules import Rules
 from jaxmmap.env import game, observation
 from jaxmmap.env.instance import Instance, make_instance
 from jaxmmap.env.rollout import in_slices, nth_game, to_solution, won_returns
-from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, strong_types
+from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, moves_left, strong_types
 from jaxmmap.solvers.evolution import policy, sac
 from jaxmmap.solvers.evolution.recorded import BOLTZMANN, NEURAL_ARGMAX, NEURAL_SAMPLE, Games, recorded_rollout
 
@@ -469,8 +469,10 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     generations, stats, best_seen = 0, {}, -float("inf")
     while max_generations is None or generations < max_generations:
         key, sub = jax.random.split(key)
+        tail = (lambda g, rate, first: moves_left(g.states, rate, first, compile_again=True)) if clock.best is None \
+            else None  # (before a first solution, time to end the furthest game Drop-first)
         games, whole = in_slices(clock, lambda games, moves: made.play(games, moves, instance),
-                                 made.ask(search, sub, instance), lambda games: games.states.done)
+                                 made.ask(search, sub, instance), lambda games: games.states.done, tail=tail)
         if not whole:  # the budget ended inside the generation: it does not count
             if clock.best is None:
                 states = games.states.replace(instance=instance)
