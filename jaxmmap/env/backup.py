@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax.custom_batching import custom_vmap
 
 from jaxmmap.core.problem import COPY
 from jaxmmap.env import grid as memory
@@ -26,6 +27,35 @@ from jaxmmap.env.types import (
 )
 
 
+def one_game_at_a_time(fn):
+    """`fn(carry, consts, on) -> carry` (the carry unchanged where `on` is False), made cheap
+    under `vmap`: the batched version runs `fn` on one game at a time, only on the games where
+    `on` holds, reading and writing that game's slice of the carry in place. (`vmap` of a loop
+    whose length differs between games would run every game's body and select every game's whole
+    carry on each iteration, while any one game is still in it: a restore's replay of hundreds of
+    moves, or a checkpoint's copy of the grid, cost the whole batch.)"""
+    wrapped = custom_vmap(fn)
+
+    @wrapped.def_vmap
+    def _batched(size, in_batched, carry, consts, on):
+        carry_b, consts_b, on_b = in_batched
+        on = on if on_b else jnp.broadcast_to(on, (size,))
+        carry = jax.tree.map(lambda x, b: x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))), carry, carry_b)
+        ar = jnp.arange(size)
+        after = lambda g: jnp.where(jnp.any(on & (ar > g)), jnp.argmax(on & (ar > g)), size)  # noqa: E731
+
+        def body(loop):
+            g, carry = loop
+            mine = jax.tree.map(lambda x, b: x[g] if b else x, consts, consts_b)
+            out = wrapped(jax.tree.map(lambda x: x[g], carry), mine, jnp.bool_(True))  # (an outer vmap: its rule)
+            return after(g), jax.tree.map(lambda x, y: x.at[g].set(y), carry, out)
+
+        _, carry = jax.lax.while_loop(lambda loop: loop[0] < size, body, (after(-1), carry))
+        return carry, jax.tree.map(lambda _: True, carry)
+
+    return wrapped
+
+
 def rewind(inst: Instance, board: Board, cand: Candidates, backup: Snapshot, checkpoints, on):
     """The Drop-backup's restore, from a board whose current buffer has no legal action: while
     that is so, mark what took its actions away for good (its tensor's pin, if the tensor is
@@ -33,10 +63,20 @@ def rewind(inst: Instance, board: Board, cand: Candidates, backup: Snapshot, che
     buffer, or the group's first buffer): the backup, or the nearest checkpoint below that
     point, then the recorded moves up to there. Returns the board, its candidates and the number
     of restores (marks) it took; each restore goes back further, and the backup itself always
-    has a legal action. Where `on` is False, nothing (a loop of no iteration: under `vmap`, the
-    work runs only on the moves where some game of the batch restores, and reads the board from
-    its carry, so that the board is never copied)."""
+    has a legal action. Where `on` is False, nothing; under `vmap`, only the games where it is
+    True do the work (`one_game_at_a_time`)."""
+    records = board.records
+    # (the records are what a replay replays, not what it changes: outside the carry, uncopied)
+    (board, cand, count) = _rewind((board.replace(records=None), cand, jnp.int32(0)),
+                                   (inst, backup, checkpoints, board.records), on)
+    return board.replace(records=records), cand, count
+
+
+@one_game_at_a_time
+def _rewind(carry, consts, on):
+    inst, backup, checkpoints, records = consts
     n = inst.width.shape[0]
+    carry = (carry[0].replace(records=records), *carry[1:])
 
     def body(carry):
         board, cand, count = carry
@@ -55,7 +95,8 @@ def rewind(inst: Instance, board: Board, cand: Candidates, backup: Snapshot, che
         back = _replay(inst, back, point)
         return back, candidates(inst, back), count + 1
 
-    return jax.lax.while_loop(lambda c: on & ~jnp.any(c[1].legal), body, (board, cand, jnp.int32(0)))
+    board, cand, count = jax.lax.while_loop(lambda c: on & ~jnp.any(c[1].legal), body, carry)
+    return board.replace(records=None), cand, count
 
 
 def no_checkpoints(inst: Instance, board: Board, k: int) -> Checkpoints:
@@ -69,8 +110,8 @@ def no_checkpoints(inst: Instance, board: Board, k: int) -> Checkpoints:
 
 def checkpoint(board: Board, checkpoints, active):
     """Forgets the checkpoints above the cursor (a restore went below them) and takes the one
-    due at the cursor. The copy runs in a loop of zero or one iteration, on its carry: under
-    `vmap` only on the moves where some game takes one, and the checkpoints are never copied."""
+    due at the cursor (under `vmap`, only the games that take one copy their grid:
+    `one_game_at_a_time`)."""
     if checkpoints is None:
         return None
     k = checkpoints.valid.shape[0]
@@ -78,6 +119,13 @@ def checkpoint(board: Board, checkpoints, active):
     checkpoints = checkpoints.replace(valid=checkpoints.valid & (at <= board.cursor))
     slot = jnp.clip(board.cursor // checkpoints.every - 1, 0, k - 1)
     due = active & (at[slot] == board.cursor) & ~checkpoints.valid[slot]
+    return _take(checkpoints, board, due)
+
+
+@one_game_at_a_time
+def _take(checkpoints, board, due):
+    """The checkpoint due at the board's cursor taken, where `due`."""
+    slot = jnp.clip(board.cursor // checkpoints.every - 1, 0, checkpoints.valid.shape[0] - 1)
 
     def take(carry):
         _, c = carry
@@ -88,6 +136,7 @@ def checkpoint(board: Board, checkpoints, active):
             open_groups=put(c.open_groups, board.open_groups), open_pins=put(c.open_pins, board.open_pins),
             rows=put(c.rows, rows), tags=put(c.tags, tags), summary=put(c.summary, summary))
 
+    # (a loop of zero or one iteration on its carry, not a `cond`: the checkpoints are never copied)
     return jax.lax.while_loop(lambda carry: carry[0], take, (due, checkpoints))[1]
 
 
