@@ -3,12 +3,15 @@ programs, with and without checkpoints in the same run.
 
     python benchmarks/greedy_game.py                      # 2,500 and 6,000 instructions
     python benchmarks/greedy_game.py --instructions 17000 --checkpoints 16   # only with 16
+    python benchmarks/greedy_game.py --pool all           # JAX's default CPU thread pool
 
 Each row is one fresh `jit` of a whole game (JAX's persistent compilation cache off), played to
 its end as `jaxmmap play P --policy greedy` plays it: seconds with compile, moves (restores
 replay moves), restores, moves per second, the return, and the ratio of time to the same game
 with the first count given (by default none: its restores replay from the backup). Both must reach the same return and
-the same number of moves: checkpoints change no move.
+the same number of moves: checkpoints change no move. By default the CPU backend runs with a
+thread pool of one thread, as `jaxmmap play --games 1` does (`jaxmmap.env.cpu`); `--pool all`
+keeps JAX's default pool (a process has one pool: run both to compare).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import jax  # noqa: E402
 from jaxmmap import Rules, generate  # noqa: E402
 from jaxmmap.core.rules import auto_columns  # noqa: E402
 from jaxmmap.env import game  # noqa: E402
+from jaxmmap.env.cpu import one_thread  # noqa: E402
 from jaxmmap.env.instance import make_instance  # noqa: E402
 from jaxmmap.env.rollout import greedy_policy  # noqa: E402
 
@@ -48,8 +52,12 @@ def main():
     parser.add_argument("--checkpoints", type=int, nargs="+", default=[0, 16],
                         help="checkpoint counts to play with; the ratio is to the first")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--pool", choices=("one", "all"), default="one",
+                        help="the CPU backend's thread pool: one thread (as `jaxmmap play` has it) or JAX's default")
     args = parser.parse_args()
-    print(f"device: {jax.devices()[0].platform}; one greedy game, compile included")
+    one = args.pool == "one" and one_thread()
+    print(f"device: {jax.devices()[0].platform} ({'a thread pool of one' if one else 'the default thread pool'});"
+          " one greedy game, compile included")
     print(f"{'buffers':>8} {'steps':>6} {'checkpoints':>11} {'seconds':>8} {'moves':>9} {'restores':>8} "
           f"{'moves/s':>8} {'return':>10} {'vs none':>8}")
     for count in args.instructions:

@@ -77,9 +77,12 @@ def _rules(args, problem: Problem):
 
 
 def _play(args) -> int:
+    from jaxmmap.env.cpu import one_thread
     from jaxmmap.env.rollout import play
     if args.games < 1:
         raise UserError(f"--games {args.games}: play at least 1 game")
+    if args.games == 1:
+        one_thread()  # (one game: the CPU's thread pool only costs hand-offs)
     if args.output:
         check_output(args.output)
     problem = open_problem(args.problem)

@@ -176,3 +176,27 @@ def test_the_warning_when_the_bound_is_the_all_fast_return():
     assert pressure_warning(summary, upper_bound(problem)) is None  # tiny is under pressure
     line = pressure_warning(summary, summary["all_fast_return"])
     assert "LP bound" in line and "\n" not in line
+
+
+ONE_THREAD = """
+import os
+from jaxmmap.env.cpu import one_thread
+before = os.sched_getaffinity(0)
+first, again = one_thread(), one_thread()
+print(first, again, os.sched_getaffinity(0) == before)
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity"), reason="Linux only")
+def test_one_game_commands_start_the_cpu_backend_with_one_thread_and_give_the_cpus_back():
+    """`jaxmmap.env.cpu.one_thread` (what `play --games 1` calls): only before JAX has started,
+    the calling thread keeps its CPUs, and $JAXMMAP_CPU_THREADS=all opts out."""
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    out = subprocess.run([sys.executable, "-c", ONE_THREAD], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False", "True"]
+    out = subprocess.run([sys.executable, "-c", ONE_THREAD], env={**env, "JAXMMAP_CPU_THREADS": "all"},
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", "True"]

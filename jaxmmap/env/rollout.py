@@ -258,8 +258,10 @@ def in_slices(clock: Clock, advance, carry, done, tail=None):
         if bool(jnp.all(done(carry))):  # (waits for the slice: the dispatch is asynchronous)
             return carry, True
         took = max(time.perf_counter() - begin, 1e-6)
-        if first is None:  # its rate includes the compile: the next slice measures a move
-            first, moves = took, 256
+        if first is None:  # its rate includes the compile, so it is a floor: the next slice
+            # measures a move, within a second at that rate (a searched move of a 50,000-buffer
+            # game takes 80 ms: a fixed 256 moves overran a 30 s budget by 20 s)
+            first, moves = took, int(max(16, min(256, moves / took * SLICE_S)))
         else:
             rate = moves / took
             need = tail(carry, rate, first) if tail is not None else 0.0
