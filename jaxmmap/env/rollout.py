@@ -251,7 +251,8 @@ def in_slices(clock: Clock, advance, carry, done, tail=None):
     which `first`, the first slice's seconds, bounds); the slices stop that much before the
     deadline. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)"""
     deadline = 1.1 * clock.budget_s + GRACE_S
-    moves, first, need = 64, None, 0.0  # the first slice also measures its compile
+    moves, first, need = 8, None, 0.0  # the first slice also measures its compile: a few moves
+    # (a searched move of a 51,090-buffer game took 0.5 s: 64 of them, 47 s of a 30 s budget)
     while True:
         begin = time.perf_counter()
         carry = advance(carry, jnp.int32(moves))
@@ -260,11 +261,11 @@ def in_slices(clock: Clock, advance, carry, done, tail=None):
         took = max(time.perf_counter() - begin, 1e-6)
         if first is None:  # its rate includes the compile, so it is a floor: the next slice
             # measures a move, within a second at that rate (a searched move of a 50,000-buffer
-            # game takes 80 ms: a fixed 256 moves overran a 30 s budget by 20 s)
-            first, moves = took, int(max(16, min(256, moves / took * SLICE_S)))
+            # game takes up to 0.6 s: a fixed 256 moves overran a 30 s budget by 20 s)
+            first, moves = took, int(max(1, min(256, moves / took * SLICE_S)))
         else:
             rate = moves / took
             need = tail(carry, rate, first) if tail is not None else 0.0
-            moves = int(max(16, min(rate * SLICE_S, rate * (deadline - need - clock.elapsed()) + 16, 2 ** 30)))
+            moves = int(max(1, min(rate * SLICE_S, rate * (deadline - need - clock.elapsed()) + 1, 2 ** 30)))
         if clock.elapsed() + need >= deadline:
             return carry, False
