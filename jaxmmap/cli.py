@@ -77,18 +77,17 @@ def _rules(args, problem: Problem):
 
 
 def _play(args) -> int:
-    from jaxmmap.env.cpu import one_thread
-    from jaxmmap.env.rollout import play
+    from jaxmmap.env import cpu, rollout
     if args.games < 1:
         raise UserError(f"--games {args.games}: play at least 1 game")
     if args.games == 1:
-        one_thread()  # (one game: the CPU's thread pool only costs hand-offs)
+        cpu.one_thread()  # (one game: the CPU's thread pool only costs hand-offs)
     if args.output:
         check_output(args.output)
     problem = open_problem(args.problem)
     rules = _rules(args, problem)
-    solution, summary = play(problem, args.policy, seed=args.seed, games=args.games,
-                             rules=rules, backup=not args.no_backup)
+    solution, summary = rollout.play(problem, args.policy, seed=args.seed, games=args.games,
+                                     rules=rules, backup=not args.no_backup)
     if args.output:
         save_solution(solution, args.output)
         summary["solution"] = args.output
