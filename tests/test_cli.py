@@ -182,21 +182,21 @@ ONE_THREAD = """
 import os
 from jaxmmap.env.cpu import one_thread
 before = os.sched_getaffinity(0)
+os.environ["JAXMMAP_CPU_THREADS"] = "all"
+opted_out = one_thread()
+del os.environ["JAXMMAP_CPU_THREADS"]
 first, again = one_thread(), one_thread()
-print(first, again, os.sched_getaffinity(0) == before)
+print(opted_out, first, again, os.sched_getaffinity(0) == before)
 """
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity"), reason="Linux only")
 def test_one_game_commands_start_the_cpu_backend_with_one_thread_and_give_the_cpus_back():
-    """`jaxmmap.env.cpu.one_thread` (what `play --games 1` calls): only before JAX has started,
-    the calling thread keeps its CPUs, and $JAXMMAP_CPU_THREADS=all opts out."""
+    """`jaxmmap.env.cpu.one_thread` (what `play --games 1` calls): $JAXMMAP_CPU_THREADS=all opts
+    out; it works only before JAX has started; the calling thread keeps its CPUs."""
     import os
     import subprocess
     import sys
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    out = subprocess.run([sys.executable, "-c", ONE_THREAD], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["True", "False", "True"]
-    out = subprocess.run([sys.executable, "-c", ONE_THREAD], env={**env, "JAXMMAP_CPU_THREADS": "all"},
+    out = subprocess.run([sys.executable, "-c", ONE_THREAD], env={**os.environ, "JAX_PLATFORMS": "cpu"},
                          capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False", "True"]
+    assert out.stdout.split() == ["False", "True", "False", "True"]

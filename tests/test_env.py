@@ -49,9 +49,11 @@ def test_rollouts_play_each_game_as_rollout_does(max_moves):
     problem = generate(6, num_instructions=30, inplace_prob=0.3, memory_fraction=0.3)
     instance = make_instance(problem, RULES, **PAD)
     keys = jax.random.split(jax.random.key(3), 8)
-    one = jax.vmap(lambda k: rollout(instance, k, random_policy, backup=True, max_moves=max_moves))
-    batch = jax.jit(lambda k: rollouts(instance, k, random_policy, backup=True, max_moves=max_moves))(keys)
-    expected = jax.jit(one)(keys)
+    # (the limit is traced, so that both cases run the same two programs: one compile each)
+    limit = jnp.int32(game.move_limit(PAD["num_buffers"]) if max_moves is None else max_moves)
+    one = jax.vmap(lambda k, m: rollout(instance, k, random_policy, backup=True, max_moves=m), in_axes=(0, None))
+    batch = jax.jit(lambda k, m: rollouts(instance, k, random_policy, backup=True, max_moves=m))(keys, limit)
+    expected = jax.jit(one)(keys, limit)
     moves = np.asarray(batch.moves)
     if max_moves is None:
         assert np.unique(moves).size > 1 and np.all(np.asarray(batch.done))  # games of different lengths
