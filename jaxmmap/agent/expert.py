@@ -52,6 +52,7 @@ from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import PolicyValueNet
 from jaxmmap.env import game
 from jaxmmap.env import observation as policy_lib
+from jaxmmap.env.backup import restores_together
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.observation import NUM_DECISION_FEATURES, decision_features
 from jaxmmap.env.rollout import in_slices, rollout, won_returns
@@ -253,8 +254,9 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
         state, key, record = jax.lax.while_loop(cond, body, (game_state.replace(instance=instance), key, record))
         return state.replace(instance=None), key, record
 
-    states, keys, record = jax.vmap(one)(games.states, games.keys, games.record, games.prefix, games.rate,
-                                         games.explore, games.index)
+    with restores_together():  # (the games share the center's prefix: they restore together)
+        states, keys, record = jax.vmap(one)(games.states, games.keys, games.record, games.prefix, games.rate,
+                                             games.explore, games.index)
     return games.replace(states=states, keys=keys, record=record)
 
 

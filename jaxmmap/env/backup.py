@@ -5,6 +5,8 @@ or the nearest checkpoint, by replaying the recorded moves; and the checkpoints.
 
 from __future__ import annotations
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
 from jax.custom_batching import custom_vmap
@@ -39,6 +41,11 @@ def one_game_at_a_time(fn):
     @wrapped.def_vmap
     def _batched(size, in_batched, carry, consts, on):
         carry_b, consts_b, on_b = in_batched
+        if _TOGETHER[-1]:
+            axes = jax.tree.map(lambda b: 0 if b else None, consts_b)
+            carry_axes = jax.tree.map(lambda b: 0 if b else None, carry_b)
+            out = jax.vmap(fn, in_axes=(carry_axes, axes, 0 if on_b else None))(carry, consts, on)
+            return out, jax.tree.map(lambda _: True, out)
         on = on if on_b else jnp.broadcast_to(on, (size,))
         carry = jax.tree.map(lambda x, b: x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))), carry, carry_b)
         ar = jnp.arange(size)
@@ -54,6 +61,23 @@ def one_game_at_a_time(fn):
         return carry, jax.tree.map(lambda _: True, carry)
 
     return wrapped
+
+
+_TOGETHER = [False]
+
+
+@contextlib.contextmanager
+def restores_together():
+    """While a batched game is traced under it, its restores and checkpoints run as a plain
+    `vmap`, every game's body at once: for batches whose games restore together (an expert
+    generation's games share their prefix: one at a time, its generation at 24,235 buffers no
+    longer ended within 84 s; together, within 120 s). A trace-time switch: a jitted function
+    that uses it enters it in its own body, so that every trace of it sees it."""
+    _TOGETHER.append(True)
+    try:
+        yield
+    finally:
+        _TOGETHER.pop()
 
 
 def rewind(inst: Instance, board: Board, cand: Candidates, backup: Snapshot, checkpoints, on):
