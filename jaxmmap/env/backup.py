@@ -92,7 +92,7 @@ def rewind(inst: Instance, board: Board, cand: Candidates, backup: Snapshot, che
     records = board.records
     # (the records are what a replay replays, not what it changes: outside the carry, uncopied)
     (board, cand, count) = _rewind((board.replace(records=None), cand, jnp.int32(0)),
-                                   (inst, backup, checkpoints, board.records), on)
+                                   (inst, backup, checkpoints, records), on)
     return board.replace(records=records), cand, count
 
 
