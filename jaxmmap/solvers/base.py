@@ -91,20 +91,22 @@ def _advance(states, keys, moves, policy, finish, params=None):
 def finish_furthest(states, keys: jax.Array, policy=drop_first_policy, params=None):
     """The game of a batch (`rollout.start`, instance shared) that got furthest, ended with
     `drop_first_policy`, which keeps what it placed: a valid solution, fast. A batch of one.
-    (`policy` and `params` are the batch's own, so that `_advance` compiles once for both.)"""
-    furthest = int(jnp.argmax(jnp.where(states.done & ~states.lost, states.board.cursor + 2 ** 30,
-                                        states.board.cursor)))
-    own = None if params is None else jax.tree.map(lambda x: x[furthest:furthest + 1], params)
-    game, _ = _advance(take(states, furthest), keys[furthest:furthest + 1], jnp.int32(2 ** 30), policy,
-                       jnp.bool_(True), own)
-    return game
+    It is ended inside its batch, the other games held still (marked done), so that a batch
+    played with `policy` and `params` needs no new compile: a batch of one would compile the
+    loop again, which on a small program takes longer than the moves left."""
+    furthest = jnp.argmax(jnp.where(states.done & ~states.lost, states.board.cursor + 2 ** 30,
+                                    states.board.cursor))
+    held = states.replace(done=states.done | (jnp.arange(states.done.shape[0]) != furthest))
+    ended, _ = _advance(held, keys, jnp.int32(2 ** 30), policy, jnp.bool_(True), params)
+    return take(ended, int(furthest))
 
 
 def moves_left(states, rate: float, first: float, *, compile_again: bool = False) -> float:
     """Seconds to end the furthest of a batch of games Drop-first (`finish_furthest`), for
     `in_slices`'s tail: its buffers left (of the padded count: an overestimate) at `rate` moves a
-    second, and with `compile_again` (the finish compiles its own loop) the first slice's
-    seconds, which its compile dominates."""
+    second (the batch's rate: the game is ended inside its batch), and with `compile_again` (the
+    finish compiles its own loop: its policy is not the batch's) the first slice's seconds,
+    which its compile dominates."""
     left = max(int(states.board.records.bits.shape[-1]) - int(jnp.max(states.board.cursor)), 0)
     return left / rate + (first if compile_again else 0.0)
 
