@@ -84,20 +84,52 @@ def _span(grid: Grid, start, end):
     return lo, hi, empty, jnp.clip(lo // r, 0, t // r - 1), jnp.clip(hi // r, 0, t // r - 1)
 
 
+def when(pred, fn, default):
+    """fn(True) where `pred`, else `default`; under `vmap`, fn runs only on the steps where some
+    game of the batch needs it (a loop of zero or one iterations rather than a select).
+
+    fn takes the loop's flag (True when it runs) and must make its work depend on it: work that
+    does not depend on the loop is moved out of it by XLA, and then runs on every step."""
+    return jax.lax.while_loop(lambda c: c[0], lambda c: (jnp.bool_(False), fn(c[0])), (pred, default))[1]
+
+
+#: Rows (or block summaries) read at a time by `used`: a query reads the rows of its span, not
+#: whole blocks, CHUNK at a time (most spans are a few rows: a greedy game of 18,012 buffers
+#: placed half of its buffers for at most 2 steps).
+CHUNK = 8
+
+
+def _or_rows(x, p, a, b, bound_lo, rows_in_bound: int) -> jax.Array:
+    """uint32[Cw]: the OR of rows a..b of x[p] (x: uint32[P, N, Cw]; none when a > b), which lie
+    in the `rows_in_bound` rows from `bound_lo` (a block, or the whole array); CHUNK rows at a
+    time, each read inside the bounds. The first chunk is read whatever the span; a loop reads
+    the rest (none, mostly), so that under `vmap` only an accumulator is carried."""
+    words, size = x.shape[2], min(CHUNK, rows_in_bound)
+    bound_hi = bound_lo + rows_in_bound - 1
+
+    def chunk(at, acc):
+        s = jnp.maximum(jnp.minimum(at, bound_hi - size + 1), bound_lo)
+        rows = jax.lax.dynamic_slice(x, (p, s, jnp.int32(0)), (1, size, words))[0]
+        i = s + jnp.arange(size)
+        keep = ((i >= at) & (i <= b))[:, None]
+        return at + size, acc | jax.lax.reduce(jnp.where(keep, rows, jnp.uint32(0)), jnp.uint32(0),
+                                               jax.lax.bitwise_or, (0,))
+
+    first = chunk(a, jnp.zeros(words, jnp.uint32))
+    return jax.lax.while_loop(lambda c: c[0] <= b, lambda c: chunk(*c), first)[1]
+
+
 def used(grid: Grid, start, end) -> jax.Array:
-    """uint32[Cw]: the columns occupied in some step of [start, end] (none if the span is empty)."""
+    """uint32[Cw]: the columns occupied in some step of [start, end] (none if the span is empty):
+    the span's rows in its end blocks and their tags, and the summaries of the blocks between;
+    O(span / CHUNK) reads of CHUNK rows, not of whole blocks."""
     _, b, r = _shape(grid)
     lo, hi, empty, first, last = _span(grid, start, end)
-    k = jnp.arange(b)
-    inside = (k > first) & (k < last)
-    tags, summary = grid.tags, grid.summary
-    words = jax.lax.reduce(jnp.where(inside[:, None], summary, jnp.uint32(0)), jnp.uint32(0),
-                           jax.lax.bitwise_or, (0,))
-    ends = jnp.stack([first, last])  # the same block twice when the span is in one: harmless
-    steps = ends[:, None] * r + jnp.arange(r)
-    rows = jax.vmap(lambda kb: _block(grid, kb))(ends) | tags[ends][:, None, :]
-    rows = jnp.where(((steps >= lo) & (steps <= hi))[:, :, None], rows, jnp.uint32(0))
-    words = words | jax.lax.reduce(rows, jnp.uint32(0), jax.lax.bitwise_or, (0, 1))
+    plane = grid.plane.astype(jnp.int32)
+    head = _or_rows(grid.planes, plane[first], lo, jnp.minimum(hi, first * r + r - 1), first * r, r)
+    tail = _or_rows(grid.planes, plane[last], jnp.maximum(lo, last * r), jnp.where(last > first, hi, -1), last * r, r)
+    between = _or_rows(grid.summary[None], jnp.int32(0), first + 1, last - 1, jnp.int32(0), b)
+    words = head | tail | between | grid.tags[first] | grid.tags[last]
     return jnp.where(empty, jnp.uint32(0), words)
 
 

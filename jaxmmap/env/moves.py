@@ -75,7 +75,7 @@ def _free_of_others(inst: Instance, board: Board, start, end, group, offset, wid
     """bool[R]: whether columns [offset, offset + width) are free of every other alias group's
     allocations during steps [start, end] (the cells of `group` itself may be in use), for R
     rectangles (start, end, offset: int32[R]). One pass over the decided buffers' records (all
-    of it depends on `on`, so that XLA cannot move it out of `_when`'s loop)."""
+    of it depends on `on`, so that XLA cannot move it out of `grid.when`'s loop)."""
     rec = board.records
     a0, a1, off = (jnp.where(on, x, -1).astype(jnp.int32)[None, :]
                    for x in (rec.alloc_start, rec.alloc_end, rec.offset))
@@ -105,15 +105,6 @@ def _outside_own_cells(ctx: dict, placed, starts, ends):
     scan = placed & overlap & (~ctx["solid"] | (has_left & has_right))
     spans = jnp.where(placed, jnp.stack([q_start, q_end]), jnp.stack([starts, ends]))
     return spans, scan
-
-
-def _when(pred, fn, default):
-    """fn(True) where `pred`, else `default`; under `vmap`, fn runs only on the steps where some
-    game of the batch needs it (a loop of zero or one iterations rather than a select).
-
-    fn takes the loop's flag (True when it runs) and must make its work depend on it: work that
-    does not depend on the loop is moved out of it by XLA, and then runs on every step."""
-    return jax.lax.while_loop(lambda c: c[0], lambda c: (jnp.bool_(False), fn(c[0])), (pred, default))[1]
 
 
 def _fits(used, offset, width) -> jax.Array:
@@ -169,8 +160,10 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     # Copy interval from prefix sums of the remaining supply (P[k] = W[0] + ... + W[k-1]).
     prefix = board.supply_prefix
     need_in = prefix[t] - demand
-    s = jnp.minimum(jnp.sum(prefix <= need_in) - 1, t)  # latest start covering the demand
-    j = jnp.sum(prefix < prefix[t + 1] + demand)  # first prefix index reaching it
+    # (the prefix never decreases: binary searches, O(log T), not passes over it)
+    search = lambda x, side: jnp.searchsorted(prefix, x, side=side, method="scan_unrolled")  # noqa: E731
+    s = jnp.minimum(search(need_in, "right") - 1, t)  # latest start covering the demand
+    j = search(prefix[t + 1] + demand, "left")  # first prefix index reaching it
     e = jnp.maximum(j - 1, t)  # earliest end
     has_copy = demand > 0
     in_ok = (need_in >= 0) & (s >= inst.copy_from[i])  # not before the tensor is written
@@ -200,7 +193,7 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     x_off = jnp.where((inst.nocopy_lowest | is_out) & ~covered, jnp.where(placed, goff, lowest[1]), p_off)
     offs = jnp.stack([copy_off, x_off])
     on_grid = jax.vmap(_fits, in_axes=(0, 0, None))(used, offs, width)
-    of_group = _when(jnp.any(scan), lambda on: _free_of_others(inst, board, starts, ends, g, offs, width, on),
+    of_group = memory.when(jnp.any(scan), lambda on: _free_of_others(inst, board, starts, ends, g, offs, width, on),
                      jnp.zeros(2, bool))
     fits = jnp.where(scan, of_group, on_grid)
     copy_ok &= fits[0]
