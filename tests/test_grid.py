@@ -25,7 +25,8 @@ def test_block_rows_divide_the_steps_and_keep_queries_short(steps):
     assert steps // r + 2 * r <= min(steps // q + 2 * q for q in (1, 2, 4, 8, 16, 32, 64) if steps % q == 0)
 
 
-@pytest.mark.parametrize("steps,words", [(64, 1), (112, 2), (128, 3)])
+# (512 steps: blocks of 16 rows, so `used` reads a block's rows in more than one chunk)
+@pytest.mark.parametrize("steps,words", [(64, 1), (112, 2), (128, 3), (512, 1)])
 def test_grid_follows_a_plain_grid_through_fills_saves_and_restores(steps, words):
     rng = np.random.default_rng(steps)
     cols = 32 * words
