@@ -99,38 +99,36 @@ def when(pred, fn, default):
 CHUNK = 8
 
 
-def _or_rows(x, p, a, b, bound_lo, rows_in_bound: int) -> jax.Array:
-    """uint32[Cw]: the OR of rows a..b of x[p] (x: uint32[P, N, Cw]; none when a > b), which lie
-    in the `rows_in_bound` rows from `bound_lo` (a block, or the whole array); CHUNK rows at a
-    time, each read inside the bounds. The first chunk is read whatever the span; a loop reads
-    the rest (none, mostly), so that under `vmap` only an accumulator is carried."""
-    words, size = x.shape[2], min(CHUNK, rows_in_bound)
-    bound_hi = bound_lo + rows_in_bound - 1
-
-    def chunk(at, acc):
-        s = jnp.maximum(jnp.minimum(at, bound_hi - size + 1), bound_lo)
-        rows = jax.lax.dynamic_slice(x, (p, s, jnp.int32(0)), (1, size, words))[0]
-        i = s + jnp.arange(size)
-        keep = ((i >= at) & (i <= b))[:, None]
-        return at + size, acc | jax.lax.reduce(jnp.where(keep, rows, jnp.uint32(0)), jnp.uint32(0),
-                                               jax.lax.bitwise_or, (0,))
-
-    first = chunk(a, jnp.zeros(words, jnp.uint32))
-    return jax.lax.while_loop(lambda c: c[0] <= b, lambda c: chunk(*c), first)[1]
-
-
 def used(grid: Grid, start, end) -> jax.Array:
     """uint32[Cw]: the columns occupied in some step of [start, end] (none if the span is empty):
-    the span's rows in its end blocks and their tags, and the summaries of the blocks between;
-    O(span / CHUNK) reads of CHUNK rows, not of whole blocks."""
+    the span's rows in its two end blocks, their tags, and the summaries of the blocks between.
+    The three runs are read CHUNK rows (summaries) at a time, each read inside its block (its
+    array): the first chunk of each whatever the span, then one loop for the rest (none, mostly;
+    under `vmap` it carries only the accumulator). O(span / CHUNK) reads, not whole blocks."""
     _, b, r = _shape(grid)
     lo, hi, empty, first, last = _span(grid, start, end)
     plane = grid.plane.astype(jnp.int32)
-    head = _or_rows(grid.planes, plane[first], lo, jnp.minimum(hi, first * r + r - 1), first * r, r)
-    tail = _or_rows(grid.planes, plane[last], jnp.maximum(lo, last * r), jnp.where(last > first, hi, -1), last * r, r)
-    between = _or_rows(grid.summary[None], jnp.int32(0), first + 1, last - 1, jnp.int32(0), b)
-    words = head | tail | between | grid.tags[first] | grid.tags[last]
-    return jnp.where(empty, jnp.uint32(0), words)
+    # (array, plane, first row, last row (below the first: none), the bound's first row, its rows)
+    runs = ((grid.planes, plane[first], lo, jnp.minimum(hi, first * r + r - 1), first * r, r),
+            (grid.planes, plane[last], jnp.maximum(lo, last * r), jnp.where(last > first, hi, -1), last * r, r),
+            (grid.summary[None], jnp.int32(0), first + 1, last - 1, jnp.int32(0), b))
+
+    def read(it, acc):
+        for x, p, a, z, bound, rows in runs:
+            size = min(CHUNK, rows)
+            at = a + it * size
+            s = jnp.maximum(jnp.minimum(at, bound + rows - size), bound)
+            chunk = jax.lax.dynamic_slice(x, (p, s, jnp.int32(0)), (1, size, x.shape[2]))[0]
+            i = s + jnp.arange(size)
+            keep = ((i >= at) & (i <= z))[:, None]
+            acc = acc | jax.lax.reduce(jnp.where(keep, chunk, jnp.uint32(0)), jnp.uint32(0), jax.lax.bitwise_or, (0,))
+        return it + 1, acc
+
+    def more(c):
+        return jnp.any(jnp.stack([a + c[0] * min(CHUNK, rows) <= z for _, _, a, z, _, rows in runs]))
+
+    words = jax.lax.while_loop(more, lambda c: read(*c), read(jnp.int32(0), jnp.zeros(grid.planes.shape[2], jnp.uint32)))[1]
+    return jnp.where(empty, jnp.uint32(0), words | grid.tags[first] | grid.tags[last])
 
 
 def fill(grid: Grid, start, end, mask, active) -> Grid:

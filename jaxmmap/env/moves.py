@@ -161,7 +161,7 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     prefix = board.supply_prefix
     need_in = prefix[t] - demand
     # (the prefix never decreases: binary searches, O(log T), not passes over it)
-    search = lambda x, side: jnp.searchsorted(prefix, x, side=side, method="scan_unrolled")  # noqa: E731
+    search = lambda x, side: jnp.searchsorted(prefix, x, side=side)  # noqa: E731
     s = jnp.minimum(search(need_in, "right") - 1, t)  # latest start covering the demand
     j = search(prefix[t + 1] + demand, "left")  # first prefix index reaching it
     e = jnp.maximum(j - 1, t)  # earliest end
