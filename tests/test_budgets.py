@@ -11,6 +11,7 @@ import pytest
 from jaxmmap import Rules, generate, make_instance, validate
 from jaxmmap.env import rollout
 from jaxmmap.env.rollout import advance, drop_first_policy, greedy_policy, rollouts, start
+from jaxmmap.solvers import base
 from jaxmmap.solvers.simple import greedy, random_search
 
 RULES = Rules(columns=64)
@@ -53,6 +54,25 @@ def test_a_budget_that_ends_inside_a_game_still_returns_a_valid_solution(problem
     if solve is greedy:
         assert not cut.info["finished"] and cut.solution.ret <= full.solution.ret
     assert cut.solution.metadata["moves"] >= 64  # the first slice, then the Drop-first end
+
+
+def test_the_furthest_game_ends_the_same_alone_or_inside_its_batch(problem, monkeypatch):
+    instance = make_instance(problem, RULES)
+    keys = jax.random.split(jax.random.key(5), 4)
+    states, keys = advance(start(instance, 4), keys, rollout.random_policy, moves=jnp.int32(9))
+    assert not bool(jnp.any(states.done))
+    furthest, cursor = int(jnp.argmax(states.board.cursor)), int(jnp.max(states.board.cursor))
+    ended = []
+    for held_moves in (0, 10 ** 9):  # alone, as a batch of one (a new compile); inside its batch
+        monkeypatch.setattr(base, "HELD_MOVES", held_moves)
+        assert base._inside(states) == (held_moves > 0)
+        game = base.finish_furthest(states, keys)
+        assert bool(game.done[0]) and not bool(game.lost[0])
+        # the furthest game, its moves kept
+        np.testing.assert_array_equal(game.board.records.bits[0, :cursor], states.board.records.bits[furthest, :cursor])
+        ended.append(game.replace(instance=None))
+    for a, b in zip(*map(jax.tree.leaves, ended)):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_checkpoints_are_kept_for_large_games_within_their_memory():
