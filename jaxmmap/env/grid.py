@@ -5,11 +5,12 @@ steps times a run of columns); the Drop-backup saves the grid at a clean cut and
 A plain T x Cw bit grid makes each of these a pass over the whole grid, and under `vmap` a
 saved copy means a select of the whole grid on every move. Here:
 
-* Rows are grouped in B blocks of R rows (R near sqrt(T / 2), so that T/R + 2R is smallest). A rectangle
-  is written into the rows of its first and last block and as a *tag* on each block strictly
-  between (a tag holds for every row of its block); each block's *summary* is the OR of its rows
-  and its tag. A query ORs the summaries of the blocks inside the span and the rows of the two
-  blocks at its ends: O((T/R + 2R) * Cw) words rather than O(T * Cw).
+* Rows are grouped in B blocks of R rows (R near sqrt(T / 2)). A rectangle is written into the
+  rows of its first and last block and as a *tag* on each block strictly between (a tag holds for
+  every row of its block); each block's *summary* is the OR of its rows and its tag. A query ORs
+  the rows of its span in its two end blocks, read CHUNK rows at a time, their tags, and the
+  summaries of the blocks between, CHUNK at a time: O(span / CHUNK) reads of CHUNK x Cw words,
+  rather than O(T * Cw) (most spans are a few rows: one read each).
 * Block rows live on one of two planes. The first write to a block after a save goes to the
   other plane (copy on write of R rows), so the saved rows stay where they were; a restore flips
   back the blocks written since the save. Tags and summaries (B x Cw) are saved as copies. Save
