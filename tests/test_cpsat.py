@@ -225,7 +225,8 @@ def test_a_solution_outside_the_model_is_not_completed():
     check_result(problem, result)
 
 
-@pytest.mark.parametrize("family,seed", [("tiny", 2), ("pinning", 2)])
+# (every solver against the bounds on tiny(0) by default: test_solvers.py; tiny(2) here with -m slow)
+@pytest.mark.parametrize("family,seed", [pytest.param("tiny", 2, marks=pytest.mark.slow), ("pinning", 2)])
 def test_no_solver_beats_the_bounds(family, seed):
     problem = tiny(seed) if family == "tiny" else pinning(seed)
     bound = upper_bound(problem)
