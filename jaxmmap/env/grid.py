@@ -104,8 +104,8 @@ def used(grid: Grid, start, end) -> jax.Array:
     """uint32[Cw]: the columns occupied in some step of [start, end] (none if the span is empty):
     the span's rows in its two end blocks, their tags, and the summaries of the blocks between.
     The three runs are read CHUNK rows (summaries) at a time, each read inside its block (its
-    array): the first chunk of each whatever the span, then one loop for the rest (none, mostly;
-    under `vmap` it carries only the accumulator). O(span / CHUNK) reads, not whole blocks."""
+    array), in one loop (one iteration, mostly; under `vmap` it carries only the accumulator).
+    O(span / CHUNK) reads, not whole blocks."""
     _, b, r = _shape(grid)
     lo, hi, empty, first, last = _span(grid, start, end)
     plane = grid.plane.astype(jnp.int32)
@@ -128,7 +128,7 @@ def used(grid: Grid, start, end) -> jax.Array:
     def more(c):
         return jnp.any(jnp.stack([a + c[0] * min(CHUNK, rows) <= z for _, _, a, z, _, rows in runs]))
 
-    words = jax.lax.while_loop(more, lambda c: read(*c), read(jnp.int32(0), jnp.zeros(grid.planes.shape[2], jnp.uint32)))[1]
+    words = jax.lax.while_loop(more, lambda c: read(*c), (jnp.int32(0), jnp.zeros(grid.planes.shape[2], jnp.uint32)))[1]
     return jnp.where(empty, jnp.uint32(0), words | grid.tags[first] | grid.tags[last])
 
 
