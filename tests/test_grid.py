@@ -25,12 +25,16 @@ def test_block_rows_divide_the_steps_and_keep_queries_short(steps):
     assert steps // r + 2 * r <= min(steps // q + 2 * q for q in (1, 2, 4, 8, 16, 32, 64) if steps % q == 0)
 
 
-# (512 steps: blocks of 16 rows, so `used` reads a block's rows in more than one chunk)
-@pytest.mark.parametrize("steps,words", [(64, 1), (112, 2), (128, 3), (512, 1)])
-def test_grid_follows_a_plain_grid_through_fills_saves_and_restores(steps, words):
+# Queries whole (grids below memory.CHUNKED_FROM steps) and by chunks (512 steps: blocks of 16
+# rows, so `used` reads a block's rows in more than one chunk).
+@pytest.mark.parametrize("steps,words,chunked", [(64, 1, False), (112, 2, False), (128, 3, False), (64, 1, True),
+                                                 (112, 2, True), (128, 3, True), (512, 1, True)])
+def test_grid_follows_a_plain_grid_through_fills_saves_and_restores(steps, words, chunked, monkeypatch):
+    monkeypatch.setattr(memory, "CHUNKED_FROM", 0 if chunked else 10 ** 9)
     rng = np.random.default_rng(steps)
     cols = 32 * words
-    fill, used = jax.jit(memory.fill), jax.jit(memory.used)
+    fill = jax.jit(memory.fill)
+    used = jax.jit(lambda grid, a, b: memory.used(grid, a, b))  # (a new function: traced with this CHUNKED_FROM)
     save, restore, rows, row = jax.jit(memory.save), jax.jit(memory.restore), jax.jit(memory.rows), jax.jit(memory.row)
     grid, plain = memory.init(steps, words), np.zeros((steps, cols), bool)
     saved = plain.copy()
