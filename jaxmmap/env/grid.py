@@ -85,15 +85,6 @@ def _span(grid: Grid, start, end):
     return lo, hi, empty, jnp.clip(lo // r, 0, t // r - 1), jnp.clip(hi // r, 0, t // r - 1)
 
 
-def when(pred, fn, default):
-    """fn(True) where `pred`, else `default`; under `vmap`, fn runs only on the steps where some
-    game of the batch needs it (a loop of zero or one iterations rather than a select).
-
-    fn takes the loop's flag (True when it runs) and must make its work depend on it: work that
-    does not depend on the loop is moved out of it by XLA, and then runs on every step."""
-    return jax.lax.while_loop(lambda c: c[0], lambda c: (jnp.bool_(False), fn(c[0])), (pred, default))[1]
-
-
 #: Rows (or block summaries) read at a time by `used`: a query reads the rows of its span, not
 #: whole blocks, CHUNK at a time (most spans are a few rows: a greedy game of 18,012 buffers
 #: placed half of its buffers for at most 2 steps).
@@ -131,14 +122,15 @@ def used(grid: Grid, start, end) -> jax.Array:
         return _used_blocks(grid, start, end)
     lo, hi, empty, first, last = _span(grid, start, end)
     plane = grid.plane.astype(jnp.int32)
-    # (array, plane, first row, last row (below the first: none), the bound's first row, its rows)
-    runs = ((grid.planes, plane[first], lo, jnp.minimum(hi, first * r + r - 1), first * r, r),
-            (grid.planes, plane[last], jnp.maximum(lo, last * r), jnp.where(last > first, hi, -1), last * r, r),
-            (grid.summary[None], jnp.int32(0), first + 1, last - 1, jnp.int32(0), b))
+    # (array, plane, first row, last row (below the first: none), the bound's first row, its rows,
+    # rows a read)
+    runs = ((grid.planes, plane[first], lo, jnp.minimum(hi, first * r + r - 1), first * r, r, min(CHUNK, r)),
+            (grid.planes, plane[last], jnp.maximum(lo, last * r), jnp.where(last > first, hi, -1), last * r, r,
+             min(CHUNK, r)),
+            (grid.summary[None], jnp.int32(0), first + 1, last - 1, jnp.int32(0), b, min(CHUNK, b)))
 
     def read(it, acc):
-        for x, p, a, z, bound, rows in runs:
-            size = min(CHUNK, rows)
+        for x, p, a, z, bound, rows, size in runs:
             at = a + it * size
             s = jnp.maximum(jnp.minimum(at, bound + rows - size), bound)
             chunk = jax.lax.dynamic_slice(x, (p, s, jnp.int32(0)), (1, size, x.shape[2]))[0]
@@ -148,7 +140,7 @@ def used(grid: Grid, start, end) -> jax.Array:
         return it + 1, acc
 
     def more(c):
-        return jnp.any(jnp.stack([a + c[0] * min(CHUNK, rows) <= z for _, _, a, z, _, rows in runs]))
+        return jnp.any(jnp.stack([a + c[0] * size <= z for _, _, a, z, _, _, size in runs]))
 
     words = jax.lax.while_loop(more, lambda c: read(*c), (jnp.int32(0), jnp.zeros(grid.planes.shape[2], jnp.uint32)))[1]
     return jnp.where(empty, jnp.uint32(0), words | grid.tags[first] | grid.tags[last])

@@ -75,7 +75,7 @@ def _free_of_others(inst: Instance, board: Board, start, end, group, offset, wid
     """bool[R]: whether columns [offset, offset + width) are free of every other alias group's
     allocations during steps [start, end] (the cells of `group` itself may be in use), for R
     rectangles (start, end, offset: int32[R]). One pass over the decided buffers' records (all
-    of it depends on `on`, so that XLA cannot move it out of `grid.when`'s loop)."""
+    of it depends on `on`, so that XLA cannot move it out of `_when`'s loop)."""
     rec = board.records
     a0, a1, off = (jnp.where(on, x, -1).astype(jnp.int32)[None, :]
                    for x in (rec.alloc_start, rec.alloc_end, rec.offset))
@@ -105,6 +105,15 @@ def _outside_own_cells(ctx: dict, placed, starts, ends):
     scan = placed & overlap & (~ctx["solid"] | (has_left & has_right))
     spans = jnp.where(placed, jnp.stack([q_start, q_end]), jnp.stack([starts, ends]))
     return spans, scan
+
+
+def _when(pred, fn, default):
+    """fn(True) where `pred`, else `default`; under `vmap`, fn runs only on the steps where some
+    game of the batch needs it (a loop of zero or one iterations rather than a select).
+
+    fn takes the loop's flag (True when it runs) and must make its work depend on it: work that
+    does not depend on the loop is moved out of it by XLA, and then runs on every step."""
+    return jax.lax.while_loop(lambda c: c[0], lambda c: (jnp.bool_(False), fn(c[0])), (pred, default))[1]
 
 
 def _fits(used, offset, width) -> jax.Array:
@@ -193,7 +202,7 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     x_off = jnp.where((inst.nocopy_lowest | is_out) & ~covered, jnp.where(placed, goff, lowest[1]), p_off)
     offs = jnp.stack([copy_off, x_off])
     on_grid = jax.vmap(_fits, in_axes=(0, 0, None))(used, offs, width)
-    of_group = memory.when(jnp.any(scan), lambda on: _free_of_others(inst, board, starts, ends, g, offs, width, on),
+    of_group = _when(jnp.any(scan), lambda on: _free_of_others(inst, board, starts, ends, g, offs, width, on),
                      jnp.zeros(2, bool))
     fits = jnp.where(scan, of_group, on_grid)
     copy_ok &= fits[0]

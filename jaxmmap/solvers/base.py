@@ -112,16 +112,16 @@ def finish_furthest(states, keys: jax.Array, policy=drop_first_policy, params=No
     On a small program it is ended inside its batch, the other games held still (marked done),
     so that the batch's compiled loop serves (a new compile would cost more than the moves
     left); otherwise alone, as a batch of one (`HELD_MOVES`)."""
-    furthest = jnp.argmax(jnp.where(states.done & ~states.lost, states.board.cursor + 2 ** 30,
-                                    states.board.cursor))
+    furthest = int(jnp.argmax(jnp.where(states.done & ~states.lost, states.board.cursor + 2 ** 30,
+                                        states.board.cursor)))
     if not _inside(states):
         own = None if params is None else jax.tree.map(lambda x: x[furthest:furthest + 1], params)
-        game, _ = _advance(take(states, int(furthest)), keys[furthest:furthest + 1], jnp.int32(2 ** 30), policy,
+        game, _ = _advance(take(states, furthest), keys[furthest:furthest + 1], jnp.int32(2 ** 30), policy,
                            jnp.bool_(True), own)
         return game
     held = states.replace(done=states.done | (jnp.arange(states.done.shape[0]) != furthest))
     ended, _ = _advance(held, keys, jnp.int32(2 ** 30), policy, jnp.bool_(True), params)
-    return take(ended, int(furthest))
+    return take(ended, furthest)
 
 
 def moves_left(states, rate: float, first: float, *, compile_again: bool = False) -> float:
