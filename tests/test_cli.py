@@ -200,3 +200,15 @@ def test_one_game_commands_start_the_cpu_backend_with_one_thread_and_give_the_cp
     out = subprocess.run([sys.executable, "-c", ONE_THREAD], env={**os.environ, "JAX_PLATFORMS": "cpu"},
                          capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True", "False", "True"]
+
+
+def test_the_suite_splits_by_family_and_open_problems_expands_them():
+    from jaxmmap.core.io import open_problems
+    train, held = suite.names("train"), suite.names("held-out")
+    assert sorted(train + held) == sorted(suite.names()) and not set(train) & set(held)
+    families = {row["name"]: row["family"] for row in suite.info()}
+    assert {families[n] for n in held} == set(suite.HELD_OUT_FAMILIES)
+    assert not {families[n] for n in train} & set(suite.HELD_OUT_FAMILIES)
+    assert [p.name for p in open_problems(["suite:held-out"])] == held
+    with pytest.raises(KeyError, match="no split"):
+        suite.names("test")

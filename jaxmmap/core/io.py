@@ -47,10 +47,12 @@ def open_problem(arg: str) -> Problem:
 
 def open_problems(args: list[str]) -> list[Problem]:
     """Problems from PROBLEM arguments; `suite:PATTERN` (fnmatch, e.g. `suite:*@gpu`) expands to
-    every matching suite instance."""
+    every matching suite instance, `suite:train` and `suite:held-out` to a split of the suite."""
     out = []
     for arg in args:
-        if arg.startswith("suite:") and any(c in arg for c in "*?["):
+        if arg in ("suite:" + split for split in suite.SPLITS):
+            out += [suite.load(name) for name in suite.names(arg.split(":", 1)[1])]
+        elif arg.startswith("suite:") and any(c in arg for c in "*?["):
             names = fnmatch.filter(suite.names(), arg.split(":", 1)[1])
             if not names:
                 raise ProblemError(f"no suite instance matches {arg!r}")
