@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 from builders import EGRL_OPTIONS, ES_OPTIONS, PAD, RULES, tiny
 
-from jaxmmap import bundled, make_instance, validate
+from jaxmmap import bundled, generate, make_instance, validate
 from jaxmmap.env import game, observation
+from jaxmmap.env import rollout as rollout_lib
 from jaxmmap.env.rollout import greedy_policy
+from jaxmmap.solvers import agents
 from jaxmmap.solvers.evolution import egrl as egrl_module
 from jaxmmap.solvers.evolution import es as es_module
 from jaxmmap.solvers.evolution import policy
@@ -178,3 +180,14 @@ def test_real_instance_beats_greedy_start(name):
     assert validate(problem, result.solution).ok
     check_trace(result)
     assert result.solution.ret >= greedy(problem, 10.0, 0).solution.ret
+
+
+def test_prod_starts_from_the_heuristic_where_single_games_keep_checkpoints(monkeypatch):
+    """A single game of a large program keeps checkpoints (`rollout.checkpoints_for`); the
+    heuristic's game that seeds the search must still match the search's games (it raised a
+    pytree structure error on programs of more than 2,048 buffers)."""
+    monkeypatch.setattr(rollout_lib, "CHECKPOINT_FROM", 1)
+    problem = generate(11, num_instructions=37, inplace_prob=0.2)
+    result = agents.prod(problem, 60, 0, from_heuristic=True, max_iterations=1, games=4)
+    assert validate(problem, result.solution).ok
+    assert result.solution.ret >= result.info["heuristic"]

@@ -45,8 +45,8 @@ import numpy as np
 import optax
 from flax import struct
 
+from jaxmmap.agent import generalist, selfplay
 from jaxmmap.agent import learner as learner_lib
-from jaxmmap.agent import selfplay
 from jaxmmap.agent.algorithm import Algorithm
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import PolicyValueNet
@@ -91,10 +91,17 @@ def network(config: AgentConfig) -> PolicyValueNet:
 
 def init(instance: Instance, config: AgentConfig, *, seed: int = 0,
          demonstration: np.ndarray | None = None) -> ExpertState:
-    """A fresh network and no best game; `demonstration` (an action per buffer) is played and
-    becomes the best game, the one the search restarts from."""
+    """A fresh network (the shipped generalist's with `config.pretrained`) and no best game;
+    `demonstration` (an action per buffer) is played and becomes the best game, the one the
+    search restarts from."""
     actions = selfplay.padded_actions(instance, demonstration)
-    state = _init(instance, jax.random.key(seed), actions, config=config)
+    params = None
+    if config.pretrained:
+        params, shipped, _ = generalist.load()
+        if tuple(shipped.widths) != tuple(config.network.decision):
+            raise ValueError(f"pretrained: the generalist's widths {shipped.widths} are not the network's"
+                             f" {config.network.decision}")
+    state = _init(instance, jax.random.key(seed), actions, params, config=config)
     if demonstration is not None and not np.isfinite(float(state.best_return)):
         raise ValueError("the demonstration does not replay to a won game: give a won game's"
                          " actions (e.g. heuristic.play_plan(...).action)")
@@ -102,14 +109,16 @@ def init(instance: Instance, config: AgentConfig, *, seed: int = 0,
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def _init(instance: Instance, key: jax.Array, demonstration: jax.Array | None, *,
+def _init(instance: Instance, key: jax.Array, demonstration: jax.Array | None, params=None, *,
           config: AgentConfig) -> ExpertState:
     key, k_params = jax.random.split(key)
-    params = network(config).init(k_params, jnp.zeros((1, NUM_DECISION_FEATURES), jnp.float32))
+    if params is None:
+        params = network(config).init(k_params, jnp.zeros((1, NUM_DECISION_FEATURES), jnp.float32))
     start = game.init(instance, backup=True)
     best, best_return = start, jnp.float32(-jnp.inf)
     if demonstration is not None:
-        best = rollout(instance, key, selfplay.follow(demonstration), backup=True)
+        # (a single game of a large program keeps checkpoints; the search's games do not)
+        best = rollout(instance, key, selfplay.follow(demonstration), backup=True).replace(checkpoints=start.checkpoints)
         best_return = won_returns(best)
     learner = learner_lib.init(params, config)
     best, best_return = best.replace(instance=None), best_return.astype(jnp.float32)

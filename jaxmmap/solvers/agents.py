@@ -3,6 +3,7 @@
 mcts         tree search over the true game at every move, no learning (the paper's MCTS ablation)
 muzero       the agent trained for the budget (`AgentConfig`, default mode "expert"), its best game
 muzero-prod  the heuristic's plan, then the agent, its best game placed (MMap-MuZero-prod)
+generalist   the pretrained network's greedy game (`agent.generalist`), zero-shot
 """
 
 from __future__ import annotations
@@ -13,19 +14,21 @@ import time
 import jax
 import numpy as np
 
+from jaxmmap.agent import generalist as generalist_lib
 from jaxmmap.agent import search
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.expert import default_games
 from jaxmmap.agent.loop import agent_config, fit
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
+from jaxmmap.env import observation
 from jaxmmap.env.instance import make_instance
-from jaxmmap.env.rollout import in_slices, nth_game, to_solution, won_returns
-from jaxmmap.solvers.base import Anytime, NoGameError, Result, finish_furthest, moves_left
+from jaxmmap.env.rollout import greedy_policy, in_slices, nth_game, rollout, start, to_solution, won_returns
+from jaxmmap.solvers.base import Anytime, NoGameError, Result, finish_furthest, moves_left, play_on_the_clock
 from jaxmmap.solvers.heuristic import heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, place
 
-__all__ = ["mcts", "muzero", "prod"]
+__all__ = ["generalist", "mcts", "muzero", "prod", "teacher"]
 
 
 def mcts(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
@@ -102,14 +105,22 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
                   info=info)
 
 
+#: The most of prod's budget the heuristic may take (it ends in seconds on the suite's programs).
+HEURISTIC_SHARE = 0.5
+
+
 def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), heuristic_first: bool = True,
-         on_solution=None, **options) -> Result:
-    """MMap-MuZero-prod: the heuristic's plan, then the agent for the rest of the budget, its best
-    game placed physically and improved by local moves (`placer.place`, with the last
-    `PLACE_SHARE` of the budget; the heuristic's plan instead if no agent game finished); the
-    better of the two (the heuristic's seconds count against the budget). With a
+         from_heuristic: bool = False, on_solution=None, **options) -> Result:
+    """MMap-MuZero-prod: the heuristic's solution (its plans improved by its local moves, within
+    `HEURISTIC_SHARE` of the budget), then the agent for the rest of the budget, its best game
+    placed physically and improved by local moves (`placer.place`, with the last `PLACE_SHARE`
+    of the budget; the heuristic's solution instead if no agent game finished); the better of
+    the two (the heuristic's seconds count against the budget). With a
     `demonstration_fraction`, the agent also learns from the heuristic's decisions as the game
     plays them. Options are `muzero`'s.
+
+    `from_heuristic=True` starts the agent's search from the heuristic's decisions (as the game
+    plays them): its first best game and center, which the agent must beat.
 
     `heuristic_first=False` leaves the heuristic out: the agent's best game, placed (train.py
     with `config.prod=False`). `on_solution(kind, solution)` is told each solution when it is
@@ -119,10 +130,12 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     tell = on_solution or (lambda kind, solution: None)
     base, trace = None, []
     if heuristic_first:
-        base = heuristic(problem, budget_s, seed, rules=rules, moves=0)  # its plan; the moves come last
+        # the heuristic solver's own solution (its plans and local moves), so that prod never
+        # writes less than `heuristic` does; it ends in seconds, well inside its share
+        base = heuristic(problem, HEURISTIC_SHARE * budget_s, seed, rules=rules)
         tell("heuristic", base.solution)
         trace.append((base.seconds, base.solution.ret))
-        if options.get("demonstration_fraction"):
+        if options.get("demonstration_fraction") or from_heuristic:
             options["demonstration"] = play_plan(problem, base.solution.action, rules).action
     left = budget_s - (time.perf_counter() - start)
     agent = None
@@ -154,10 +167,47 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start, info=info)
 
 
+def generalist(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), params=None) -> Result:
+    """A solver: the pretrained network's greedy game (`agent.generalist.load()`, shipped with
+    the package; or `params` with the shipped config), played in slices on the clock like
+    `greedy` (a budget that ends inside the game ends it Drop-first). No search: the network
+    was trained once, across programs (`train.py --config configs/generalist.py`)."""
+    del seed  # deterministic
+    clock = Anytime(budget_s)
+    shipped, config, _ = generalist_lib.load()
+    instance = make_instance(problem, rules)
+    # the parameters and the instance's feature context travel as the game's own parameters
+    # (a batch of one), not as constants baked into the compiled loop
+    own = jax.tree.map(lambda x: x[None], (shipped if params is None else params, observation.context(instance)))
+    state, finished = play_on_the_clock(clock, start(instance, 1), jax.random.split(jax.random.key(0), 1),
+                                        lambda p: generalist_lib.policy(p[0], p[1], config), params=own)
+    if bool(state.done[0]) and not bool(state.lost[0]):
+        clock.offer(to_solution(problem, nth_game(state, 0), rules, solver="generalist"))
+    return clock.result(games=1, finished=finished)
+
+
+def teacher(problem: Problem, rules: Rules, *, budget_s: float = 30.0) -> tuple[np.ndarray, float, str]:
+    """The generalist's teacher on one program: (an action per buffer, its game return, its
+    source), the better won game of the heuristic's decisions as the game plays them
+    (`heuristic.play_plan`) and the greedy policy's game."""
+    instance = make_instance(problem, rules)
+    greedy = _greedy_game(instance)
+    best = (np.asarray(greedy.board.action)[: problem.num_buffers], float(won_returns(greedy)), "greedy")
+    played = play_plan(problem, heuristic(problem, budget_s, 0, rules=rules).solution.action, rules)
+    if played.ret > best[1]:
+        best = (np.asarray(played.action, np.int32), float(played.ret), "heuristic")
+    return best
+
+
+@jax.jit
+def _greedy_game(instance):
+    return rollout(instance, jax.random.key(0), greedy_policy, backup=True)
+
+
 # The options `solve` accepts besides keyword arguments: AgentConfig's fields (prod passes
 # muzero's keyword arguments on too).
 muzero.config_fields = tuple(f.name for f in dataclasses.fields(AgentConfig))
-prod.config_fields = ("max_iterations", "padding", "demonstration", "progress") + muzero.config_fields
+prod.config_fields = ("max_iterations", "padding", "demonstration", "progress", "from_heuristic") + muzero.config_fields
 # What `solvers.check_options` checks the agent's options against: AgentConfig's defaults, and
 # AgentConfig's own checks (mode, counts, fractions), before any work.
 muzero.config_defaults = prod.config_defaults = {f.name: f.default for f in dataclasses.fields(AgentConfig)}
