@@ -18,6 +18,7 @@ Multi-host: start the same command on every host after `jax.distributed.initiali
 docs/agent.md); the games are split over all local devices of each host.
 """
 
+import json
 import os
 import sys
 
@@ -57,11 +58,13 @@ def _train():
     compilation_cache()
     config = _CONFIG.value
     try:
-        config.problem  # noqa: B018 - the config file loads on first use
+        config.get("problem")  # (the config file loads on first use)
     except OSError as e:  # ml_collections: no such file, or it failed to load
         detail = " ".join(line.strip() for line in str(e).splitlines()[1:]) or str(e)
         raise UserError(f"--config: cannot load the config file ({detail})") from None
     workdir = _WORKDIR.value
+    if config.get("kind") == "generalist":
+        return _pretrain(config, workdir)
     problem = open_problem(config.problem)  # before the workdir: a mistake leaves nothing behind
     columns = columns_for(problem, config.columns)
     rules = Rules(columns=columns, nocopy_offset=config.nocopy_offset,
@@ -120,6 +123,75 @@ def _train():
               f" {result.seconds:.0f} s")
         print(f"written: {best.solver} return {best.ret:.6g}, simulated latency {written['latency']:.6g}"
               f" {written['time_unit']} ({_faster(written)}) -> {solution_path}")
+
+
+def _programs(config):
+    """(name, problem, rules) of every training program of the generalist (configs/generalist.py)."""
+    from jaxmmap import generate
+    from jaxmmap.core import suite
+
+    out = []
+    for i in range(config.generated):
+        problem = generate(i, num_instructions=config.instructions[i % len(config.instructions)],
+                           memory_fraction=config.memory_fractions[i % len(config.memory_fractions)],
+                           inplace_prob=config.inplace[(i // 2) % len(config.inplace)], latency_tables=i % 2 == 0)
+        rules = Rules(columns=columns_for(problem, config.columns),
+                      nocopy_offset="lowest" if (i // 3) % 2 else "same", output_nocopy=i % 6 != 5)
+        out.append((f"generated-{i}", problem, rules))
+    for name in suite.names("train"):
+        row = next(r for r in suite.info() if r["name"] == name)
+        if row["buffers"] <= config.suite_max_buffers:
+            problem = suite.load(name)
+            out.append((name, problem, Rules(columns=columns_for(problem, config.columns))))
+    return out
+
+
+def _pretrain(config, workdir):
+    """Pretrains the generalist (configs/generalist.py): the teacher's rows of every training
+    program (kept in WORKDIR/rows/, one file each), then the network (WORKDIR/state.msgpack)."""
+    import dataclasses
+
+    import numpy as np
+    from tqdm import tqdm
+
+    from jaxmmap.agent import generalist
+    from jaxmmap.core.files import atomic, slug
+    from jaxmmap.solvers.agents import teacher
+
+    try:
+        net = generalist.GeneralistConfig(**{k: tuple(v) if isinstance(v, list | tuple) else v
+                                             for k, v in config.network.to_dict().items()})
+    except TypeError as e:
+        raise UserError(f"the config's network: {e}") from None
+    programs = _programs(config)
+    with owned(check_workdir(workdir)):
+        os.makedirs(os.path.join(workdir, "rows"), exist_ok=True)
+        data, made = [], []
+        for name, problem, rules in tqdm(programs, desc="teacher games", unit="program"):
+            path = os.path.join(workdir, "rows", slug(name) + ".npz")
+            try:
+                with np.load(path) as f:
+                    rows, about = {k: f[k] for k in ("phi", "legal", "action")}, json.loads(str(f["about"]))
+            except (OSError, ValueError, KeyError):  # not gathered yet, or cut short: again
+                actions, ret, source = teacher(problem, rules)
+                rows = generalist.teacher_rows(problem, rules, actions)
+                about = {"program": name, "buffers": problem.num_buffers, "teacher": source,
+                         "teacher_return": ret, "rows": int(len(rows["action"]))}
+                with atomic(path, "wb") as f:
+                    np.savez(f, about=json.dumps(about), **rows)
+            data.append(rows)
+            made.append(about)
+        data = {k: np.concatenate([d[k] for d in data]) for k in ("phi", "legal", "action")}
+        print(f"{len(programs)} programs, {len(data['action']):,} decisions; training {net.steps} steps")
+        result = generalist.fit(data, net, workdir=workdir, log=print)
+        summary = {"config": config.to_dict(), "network": dataclasses.asdict(net), "programs": made,
+                   "decisions": int(len(data["action"])), "loss": result["loss"], "accuracy": result["accuracy"]}
+        write_json(os.path.join(workdir, "summary.json"), finite(summary), indent=2)
+        if config.ship:
+            folder = os.path.join(os.path.dirname(generalist.__file__), "..", generalist.SHIPPED)
+            generalist.ship(result["params"], net, os.path.normpath(folder), summary)
+            print(f"shipped -> {os.path.normpath(folder)}")
+        print(f"loss {result['loss']:.4f}, accuracy {result['accuracy']:.3f} -> {workdir}")
 
 
 def _faster(row: dict) -> str:

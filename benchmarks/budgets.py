@@ -32,7 +32,7 @@ from jaxmmap.core.problem import load_solution, save_problem
 from jaxmmap.core.validator import validate
 from jaxmmap.solvers import SOLVERS
 
-DEFAULT_SOLVERS = ["random", "greedy", "pinning", "heuristic", "es", "egrl", "mcts", "muzero", "muzero-prod"]
+DEFAULT_SOLVERS = ["random", "greedy", "pinning", "heuristic", "es", "egrl", "mcts", "muzero", "muzero-prod", "generalist"]
 MEMORY_GB = 8.0
 
 

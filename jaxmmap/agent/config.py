@@ -81,6 +81,9 @@ class AgentConfig:
       value_loss_weight, entropy_weight (no_search's policy-gradient bonus).
       moves_per_update: self-play moves (of all games) per learner step.
       min_replay_moves: the learner waits until the replay holds this many moves per game.
+      pretrained: the expert mode's network starts from the shipped generalist's parameters
+        (`agent.generalist.load()`, pretrained across programs) instead of fresh ones; its
+        widths must be the generalist's (`network.decision`).
     Execution:
       updates_per_chunk: learner steps in one jitted `lax.scan` chunk (the host logs and
         checkpoints between chunks).
@@ -107,6 +110,7 @@ class AgentConfig:
     td_steps: int = 60
     reanalyse_fraction: float = 0.0
     demonstration_fraction: float = 0.0
+    pretrained: bool = False
     target_update_interval: int = 100
     value_loss_weight: float = 0.25
     entropy_weight: float = 0.01
@@ -132,6 +136,8 @@ class AgentConfig:
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; modes: {', '.join(MODES)}")
+        if self.pretrained and self.mode != "expert":
+            raise ValueError("pretrained is for the expert mode (its network is the generalist's)")
         if self.reanalyse_fraction and self.mode != "muzero":
             raise ValueError(f"reanalyse needs the learned model (mode muzero), not {self.mode!r}:"
                              " set reanalyse_fraction=0")

@@ -60,13 +60,14 @@ SOLVERS = {
     "mcts": _lazy("agents", "mcts"),
     "muzero": _lazy("agents", "muzero"),
     "muzero-prod": _lazy("agents", "prod"),
+    "generalist": _lazy("agents", "generalist"),
     "cpsat": _lazy("cpsat", "cpsat"),
     "exhaustive": exhaustive,
 }
 
 #: The solvers whose solutions `solve` places by default: those that play the game, whose own
 #: placement follows the game's fixed rules (the heuristic, pinning and CP-SAT place physically).
-PLACED = frozenset({"random", "greedy", "es", "egrl", "mcts", "muzero"})
+PLACED = frozenset({"random", "greedy", "es", "egrl", "mcts", "muzero", "generalist"})
 
 __all__ = ["PLACED", "SOLVERS", "Anytime", "InvalidSolution", "Refused", "Result", "check_options",
            "solve"]

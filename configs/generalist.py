@@ -1,0 +1,31 @@
+"""The generalist: one network pretrained across programs (`jaxmmap.agent.generalist`).
+
+    python train.py --config configs/generalist.py --workdir runs/generalist
+    python train.py --config configs/generalist.py --config.ship=True --workdir runs/generalist
+
+The training programs: `generated` generated programs (seeds 0, 1, ...; each seed's size,
+memory pressure, latency tables, in-place share and NoCopy rule cycle through the lists below)
+and the suite's training split up to `suite_max_buffers` buffers (`suite.names("train")`; the
+held-out split is never read). Running the same command again resumes: the teacher's rows of
+every program already gathered are kept in WORKDIR/rows/, the training state in
+WORKDIR/state.msgpack. With `ship`, the parameters and this config go into the package
+(`jaxmmap/data/generalist/`), where `jaxmmap solve P --solver generalist` finds them.
+"""
+
+import ml_collections
+
+
+def get_config() -> ml_collections.ConfigDict:
+    config = ml_collections.ConfigDict()
+    config.kind = "generalist"
+    config.generated = 24  # generated programs: seeds 0 .. generated - 1
+    config.instructions = (40, 100, 250, 600, 1200)  # about 2.9 buffers an instruction
+    config.memory_fractions = (0.3, 0.5, 0.8)
+    config.inplace = (0.1, 0.3)
+    config.suite_max_buffers = 5000  # the training split's programs up to this size (0: none)
+    config.columns = "auto"
+    config.ship = False  # write the trained network into the package
+    config.network = ml_collections.ConfigDict(dict(
+        widths=(128, 128), steps=3000, batch_size=1024, learning_rate=1e-3, weight_decay=1e-4,
+        checkpoint_every=500, seed=0))
+    return config

@@ -1,0 +1,216 @@
+"""The generalist: one decision network pretrained across many programs, played zero-shot.
+
+    python train.py --config configs/generalist.py --workdir runs/generalist   # pretrain
+    jaxmmap solve P --solver generalist                                         # play it
+
+Pretraining is imitation of a teacher across programs. For each training program (generated
+ones of several sizes, hardware-like memory pressures, latency tables on and off, both NoCopy
+rules, and the suite's training split, `suite.names("train")`) the teacher's game is the better,
+by return, of the heuristic's decisions as the game plays them (`heuristic.play_plan`) and the
+greedy policy's game. That game is replayed move by move, and every real decision (more than one
+legal move) gives a row (`teacher_rows`; the teacher is chosen in `solvers.agents.teacher`,
+where the agent and the solvers meet): the decision features (`observation.decision_features`, normalised by
+the program's own sizes, so that one set of parameters serves every program), the legal moves
+and the teacher's move. The network is the expert mode's `PolicyValueNet`: the greedy policy's
+scores plus a learned correction (zero at the start), trained by AdamW on the cross-entropy over
+the legal moves. Its greedy game then starts where the greedy policy stands and moves toward
+the teacher's decisions wherever they generalise.
+
+The rows of each program are gathered once (`rows.npz` in the workdir); the parameters and the
+optimizer state are checkpointed every `checkpoint_every` steps (`state.msgpack`, written
+atomically), so a killed run resumes where it stopped. `ship` writes the parameters and the
+config that made them into the package (`jaxmmap/data/generalist/`), where `load` finds them.
+flax's msgpack serialization is used rather than orbax here: the state is one small pytree of
+a few hundred KB, and one file written atomically is simpler to ship inside the package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.resources
+import json
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import serialization
+
+from jaxmmap.agent.networks import PolicyValueNet
+from jaxmmap.core.files import atomic, write_json
+from jaxmmap.core.problem import Problem
+from jaxmmap.core.rules import Rules
+from jaxmmap.env import game
+from jaxmmap.env import observation as obs_lib
+from jaxmmap.env.instance import Instance, make_instance
+from jaxmmap.env.observation import NUM_DECISION_FEATURES, decision_features
+from jaxmmap.env.rollout import rollout
+
+SHIPPED = "data/generalist"
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneralistConfig:
+    """How the generalist is pretrained.
+
+    Attributes:
+      widths: hidden widths of the network (`PolicyValueNet`).
+      steps: AdamW steps in all (across resumes).
+      batch_size: rows per step.
+      learning_rate, weight_decay: AdamW's.
+      checkpoint_every: steps between checkpoints.
+      seed: the parameters' and the batches' seed.
+    """
+
+    widths: tuple[int, ...] = (128, 128)
+    steps: int = 3000
+    batch_size: int = 1024
+    learning_rate: float = 1e-3
+    weight_decay: float = 1e-4
+    checkpoint_every: int = 500
+    seed: int = 0
+
+
+def network(config: GeneralistConfig) -> PolicyValueNet:
+    return PolicyValueNet(config.widths)
+
+
+def init_params(config: GeneralistConfig):
+    return network(config).init(jax.random.key(config.seed), jnp.zeros((1, NUM_DECISION_FEATURES), jnp.float32))
+
+
+def policy(params, ctx: obs_lib.Context, config: GeneralistConfig):
+    """The network's greedy game policy: the legal move of the largest logit."""
+    net = network(config)
+
+    def act(key, state: game.State) -> jax.Array:
+        del key
+        logits = net.apply(params, decision_features(state, ctx)[None])[0][0]
+        return jnp.argmax(jnp.where(game.legal_action_mask(state), logits, -jnp.inf)).astype(jnp.int32)
+
+    return act
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def play(params, instance: Instance, *, config: GeneralistConfig) -> game.State:
+    """The network's greedy game of `instance` (Drop-backup on), to its end."""
+    ctx = obs_lib.context(instance)
+    return rollout(instance, jax.random.key(0), policy(params, ctx, config), backup=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# The teacher's rows.
+# ----------------------------------------------------------------------------------------------
+
+
+@jax.jit
+def _rows(instance: Instance, actions: jax.Array):
+    """Replays `actions` (int32[N], a won game's) and returns, per move (N rows): the decision
+    features, the legal moves, the move played and whether the row is a real decision."""
+    ctx = obs_lib.context(instance)
+
+    def move(state, _):
+        legal = game.legal_action_mask(state)
+        wanted = actions[jnp.minimum(state.board.cursor, actions.shape[0] - 1)]
+        action = jnp.where(legal[wanted], wanted, jnp.argmax(legal)).astype(jnp.int32)
+        row = (decision_features(state, ctx), legal, action, ~state.done & (jnp.sum(legal) > 1))
+        return game.step(state, action), row
+
+    _, rows = jax.lax.scan(move, game.init(instance, backup=True), None, length=actions.shape[0])
+    return rows
+
+
+def teacher_rows(problem: Problem, rules: Rules, actions: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows of the game that plays `actions` (an action per buffer, a won game's: the
+    teacher's, `solvers.agents.teacher`), real decisions only."""
+    instance = make_instance(problem, rules)
+    padded = np.full(instance.width.shape[0], game.DROP, np.int32)
+    padded[: len(actions)] = actions
+    phi, legal, action, keep = (np.asarray(x) for x in _rows(instance, jnp.asarray(padded)))
+    return {"phi": phi[keep], "legal": legal[keep], "action": action[keep]}
+
+
+# ----------------------------------------------------------------------------------------------
+# Training.
+# ----------------------------------------------------------------------------------------------
+
+
+def _optimizer(config: GeneralistConfig):
+    return optax.adamw(config.learning_rate, weight_decay=config.weight_decay)
+
+
+def loss(params, phi, legal, action, *, config: GeneralistConfig):
+    """Mean cross-entropy of the teacher's moves over the legal moves, and the accuracy of the
+    network's greedy choice."""
+    logits, _ = network(config).apply(params, phi)
+    logits = jnp.where(legal, logits, -1e9)
+    ce = optax.softmax_cross_entropy_with_integer_labels(logits, action)
+    return jnp.mean(ce), jnp.mean(jnp.argmax(logits, -1) == action)
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def train_step(params, opt_state, key, data, *, config: GeneralistConfig):
+    index = jax.random.randint(key, (config.batch_size,), 0, data["action"].shape[0])
+    batch = jax.tree.map(lambda x: x[index], data)
+    (value, accuracy), grads = jax.value_and_grad(loss, has_aux=True)(
+        params, batch["phi"], batch["legal"], batch["action"], config=config)
+    updates, opt_state = _optimizer(config).update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, value, accuracy
+
+
+def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str | None = None,
+        log=print) -> dict:
+    """Trains the network on `data` (the rows of every training program, concatenated) for
+    `config.steps` steps in all, resuming from `workdir`'s checkpoint; returns the parameters
+    and their loss and accuracy over all of `data`."""
+    params = init_params(config)
+    opt_state = _optimizer(config).init(params)
+    state = {"params": params, "opt_state": opt_state, "step": 0}
+    path = None if workdir is None else os.path.join(workdir, "state.msgpack")
+    if path is not None and os.path.exists(path):
+        try:
+            with open(path, "rb") as f:
+                state = serialization.from_bytes(state, f.read())
+        except (ValueError, KeyError, TypeError) as e:  # cut short or not ours: start over
+            log(f"warning: the checkpoint {path} cannot be read ({type(e).__name__}); training starts over")
+    data = jax.tree.map(jnp.asarray, data)
+    key = jax.random.key(config.seed + 1)
+    while int(state["step"]) < config.steps:
+        step = int(state["step"])
+        params, opt_state, value, accuracy = train_step(
+            state["params"], state["opt_state"], jax.random.fold_in(key, step), data, config=config)
+        state = {"params": params, "opt_state": opt_state, "step": step + 1}
+        if path is not None and ((step + 1) % config.checkpoint_every == 0 or step + 1 == config.steps):
+            with atomic(path, "wb") as f:
+                f.write(serialization.to_bytes(state))
+            log(f"step {step + 1}: loss {float(value):.4f}, accuracy {float(accuracy):.3f}")
+    value, accuracy = jax.jit(functools.partial(loss, config=config))(
+        state["params"], data["phi"], data["legal"], data["action"])  # over all the rows
+    return {"params": state["params"], "loss": float(value), "accuracy": float(accuracy)}
+
+
+# ----------------------------------------------------------------------------------------------
+# Shipping and loading.
+# ----------------------------------------------------------------------------------------------
+
+
+def ship(params, config: GeneralistConfig, folder: str, about: dict) -> None:
+    """Writes the parameters, their config ("network") and what made them (`about`: the run's
+    config, its programs, its figures) into `folder`."""
+    os.makedirs(folder, exist_ok=True)
+    with atomic(os.path.join(folder, "params.msgpack"), "wb") as f:
+        f.write(serialization.to_bytes(params))
+    write_json(os.path.join(folder, "config.json"), {**about, "network": dataclasses.asdict(config)}, indent=2)
+
+
+@functools.cache
+def load() -> tuple[object, GeneralistConfig, dict]:
+    """The shipped network: (parameters, its config, what made it). Raises FileNotFoundError
+    when the package holds none."""
+    root = importlib.resources.files("jaxmmap").joinpath(SHIPPED)
+    about = json.loads(root.joinpath("config.json").read_text(encoding="utf-8"))
+    config = GeneralistConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in about["network"].items()})
+    params = serialization.from_bytes(init_params(config), root.joinpath("params.msgpack").read_bytes())
+    return params, config, about

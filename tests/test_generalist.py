@@ -1,0 +1,88 @@
+"""The generalist (issue 28): pretraining across programs resumes and survives a corrupt
+checkpoint; an untrained network plays the greedy game; the shipped network loads and plays a
+valid, placed solution."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import chex
+import jax
+import numpy as np
+import pytest
+
+import train
+from configs import generalist as generalist_config
+from jaxmmap import Rules, bundled, generate, make_instance, validate
+from jaxmmap.agent import AgentConfig, expert, generalist
+from jaxmmap.agent.networks import NetworkConfig
+from jaxmmap.core import suite
+from jaxmmap.env.rollout import greedy_policy, rollout
+from jaxmmap.solvers import solve
+
+
+def _small_config(steps: int):
+    config = generalist_config.get_config()
+    config.generated, config.instructions, config.suite_max_buffers = 2, (12,), 0
+    config.network.steps, config.network.checkpoint_every, config.network.widths = steps, 10, (16,)
+    return config
+
+
+def test_pretraining_gathers_rows_trains_resumes_and_survives_a_corrupt_checkpoint(tmp_path, capsys):
+    workdir = str(tmp_path / "run")
+    train._pretrain(_small_config(20), workdir)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert [p["program"] for p in summary["programs"]] == ["generated-0", "generated-1"]
+    assert summary["decisions"] == sum(p["rows"] for p in summary["programs"]) > 0
+    assert all(p["teacher"] in ("greedy", "heuristic") for p in summary["programs"])
+    assert np.isfinite(summary["loss"]) and 0 <= summary["accuracy"] <= 1
+    state = (tmp_path / "run" / "state.msgpack").read_bytes()
+    capsys.readouterr()
+
+    train._pretrain(_small_config(20), workdir)  # all steps done: nothing trains, nothing changes
+    assert "step " not in capsys.readouterr().out
+    assert (tmp_path / "run" / "state.msgpack").read_bytes() == state
+
+    train._pretrain(_small_config(30), workdir)  # more steps: it goes on from step 20
+    out = capsys.readouterr().out
+    assert "step 30:" in out and "step 10:" not in out
+
+    (tmp_path / "run" / "state.msgpack").write_bytes(b"not a checkpoint")
+    train._pretrain(_small_config(20), workdir)
+    out = capsys.readouterr().out
+    assert "cannot be read" in out and "step 20:" in out
+    assert sorted(os.listdir(tmp_path / "run" / "rows")) == ["generated-0.npz", "generated-1.npz"]
+
+
+def test_an_untrained_generalist_plays_the_greedy_game():
+    """The network's logits are the greedy scores plus a correction that starts at zero."""
+    problem = generate(3, num_instructions=40, inplace_prob=0.2, latency_tables=True)
+    instance = make_instance(problem, Rules())
+    config = generalist.GeneralistConfig(widths=(8,))
+    played = generalist.play(generalist.init_params(config), instance, config=config)
+    greedy = jax.jit(lambda inst: rollout(inst, jax.random.key(0), greedy_policy, backup=True))(instance)
+    np.testing.assert_array_equal(np.asarray(played.board.action), np.asarray(greedy.board.action))
+    assert float(played.board.ret) == pytest.approx(float(greedy.board.ret))
+
+
+def test_the_shipped_generalist_loads_and_plays_a_valid_placed_solution():
+    params, config, about = generalist.load()
+    assert about["decisions"] > 0 and about["programs"]
+    assert not {p["program"] for p in about["programs"]} & set(suite.names("held-out"))
+    result = solve(bundled("tiny"), "generalist", budget_s=60)
+    assert result.solution.solver.startswith("generalist")
+    assert validate(bundled("tiny"), result.solution).ok
+
+
+def test_the_expert_search_can_start_from_the_shipped_generalist():
+    params, _, _ = generalist.load()
+    instance = make_instance(bundled("tiny"), Rules())
+    state = expert.init(instance, AgentConfig(pretrained=True))
+    chex.assert_trees_all_close(state.learner.params, params)
+    small = dataclasses.replace(NetworkConfig.small(), decision=(8,))
+    with pytest.raises(ValueError, match="widths"):
+        expert.init(instance, AgentConfig(pretrained=True, network=small))
+    with pytest.raises(ValueError, match="expert mode"):
+        AgentConfig(pretrained=True, mode="muzero")
