@@ -101,3 +101,28 @@ def test_a_batch_of_games_is_cut_to_what_its_memory_allows():
     per_game = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(one))
     assert cut * per_game <= 2 ** 24 < (cut + 1) * per_game
     assert random_search(generate(2, num_instructions=10), 1e-6, 0, rules=RULES).info["batch"] == 256
+
+
+def test_slices_grow_at_most_twofold_when_a_move_gets_dearer(monkeypatch):
+    """A move's cost can jump inside a run (restores begin); the slice after cheap ones must not
+    be sized by the cheap rate alone (an expert generation overran a 60 s budget by 20 s so)."""
+    import time
+
+    from jaxmmap.core.clock import Clock
+
+    monkeypatch.setattr(rollout, "GRACE_S", 0.0)
+    played = {"moves": 0, "calls": 0}
+
+    def advance(carry, moves):  # a compile on the first call, then 1 ms a move, 30 ms after 40
+        played["calls"] += 1
+        seconds = 0.3 if played["calls"] == 1 else 0.0
+        for _ in range(int(moves)):
+            seconds += 0.001 if played["moves"] < 40 else 0.03
+            played["moves"] += 1
+        time.sleep(seconds)
+        return carry
+
+    clock = Clock(1.0)
+    _, whole = rollout.in_slices(clock, advance, None, lambda carry: jnp.zeros(1, bool))
+    assert not whole
+    assert clock.elapsed() < 1.1 + 1.5  # the deadline, and at most about one slice past it
