@@ -167,18 +167,18 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start, info=info)
 
 
-def generalist(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), params=None) -> Result:
+def generalist(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()) -> Result:
     """A solver: the pretrained network's greedy game (`agent.generalist.load()`, shipped with
-    the package; or `params` with the shipped config), played in slices on the clock like
-    `greedy` (a budget that ends inside the game ends it Drop-first). No search: the network
-    was trained once, across programs (`train.py --config configs/generalist.py`)."""
+    the package), played in slices on the clock like `greedy` (a budget that ends inside the
+    game ends it Drop-first). No search: the network was trained once, across programs
+    (`train.py --config configs/generalist.py`); untrained, it would play `greedy`'s game."""
     del seed  # deterministic
     clock = Anytime(budget_s)
     shipped, config, _ = generalist_lib.load()
     instance = make_instance(problem, rules)
     # the parameters and the instance's feature context travel as the game's own parameters
     # (a batch of one), not as constants baked into the compiled loop
-    own = jax.tree.map(lambda x: x[None], (shipped if params is None else params, observation.context(instance)))
+    own = jax.tree.map(lambda x: x[None], (shipped, observation.context(instance)))
     state, finished = play_on_the_clock(clock, start(instance, 1), jax.random.split(jax.random.key(0), 1),
                                         lambda p: generalist_lib.policy(p[0], p[1], config), params=own)
     if bool(state.done[0]) and not bool(state.lost[0]):
