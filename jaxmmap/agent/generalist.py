@@ -38,6 +38,7 @@ import numpy as np
 import optax
 from flax import serialization
 
+from jaxmmap.agent import selfplay
 from jaxmmap.agent.networks import PolicyValueNet
 from jaxmmap.core.files import atomic, write_json
 from jaxmmap.core.problem import Problem
@@ -111,10 +112,10 @@ def _rows(instance: Instance, actions: jax.Array):
     features, the legal moves, the move played and whether the row is a real decision."""
     ctx = obs_lib.context(instance)
 
+    follow = selfplay.follow(actions)
+
     def move(state, _):
-        legal = game.legal_action_mask(state)
-        wanted = actions[jnp.minimum(state.board.cursor, actions.shape[0] - 1)]
-        action = jnp.where(legal[wanted], wanted, jnp.argmax(legal)).astype(jnp.int32)
+        legal, action = game.legal_action_mask(state), follow(None, state)
         row = (decision_features(state, ctx), legal, action, ~state.done & (jnp.sum(legal) > 1))
         return game.step(state, action), row
 
@@ -126,9 +127,7 @@ def teacher_rows(problem: Problem, rules: Rules, actions: np.ndarray) -> dict[st
     """The rows of the game that plays `actions` (an action per buffer, a won game's: the
     teacher's, `solvers.agents.teacher`), real decisions only."""
     instance = make_instance(problem, rules)
-    padded = np.full(instance.width.shape[0], game.DROP, np.int32)
-    padded[: len(actions)] = actions
-    phi, legal, action, keep = (np.asarray(x) for x in _rows(instance, jnp.asarray(padded)))
+    phi, legal, action, keep = (np.asarray(x) for x in _rows(instance, selfplay.padded_actions(instance, actions)))
     return {"phi": phi[keep], "legal": legal[keep], "action": action[keep]}
 
 

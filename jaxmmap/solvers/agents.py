@@ -23,10 +23,11 @@ from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import observation
 from jaxmmap.env.instance import make_instance
-from jaxmmap.env.rollout import greedy_policy, in_slices, nth_game, rollout, start, to_solution, won_returns
+from jaxmmap.env.rollout import in_slices, nth_game, start, to_solution, won_returns
 from jaxmmap.solvers.base import Anytime, NoGameError, Result, finish_furthest, moves_left, play_on_the_clock
 from jaxmmap.solvers.heuristic import heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, place
+from jaxmmap.solvers.simple import greedy
 
 __all__ = ["generalist", "mcts", "muzero", "prod", "teacher"]
 
@@ -189,19 +190,14 @@ def generalist(problem: Problem, budget_s: float, seed: int, *, rules: Rules = R
 def teacher(problem: Problem, rules: Rules, *, budget_s: float = 30.0) -> tuple[np.ndarray, float, str]:
     """The generalist's teacher on one program: (an action per buffer, its game return, its
     source), the better won game of the heuristic's decisions as the game plays them
-    (`heuristic.play_plan`) and the greedy policy's game."""
-    instance = make_instance(problem, rules)
-    greedy = _greedy_game(instance)
-    best = (np.asarray(greedy.board.action)[: problem.num_buffers], float(won_returns(greedy)), "greedy")
+    (`heuristic.play_plan`) and the `greedy` solver's game."""
     played = play_plan(problem, heuristic(problem, budget_s, 0, rules=rules).solution.action, rules)
-    if played.ret > best[1]:
-        best = (np.asarray(played.action, np.int32), float(played.ret), "heuristic")
+    best = (np.asarray(played.action, np.int32), float(played.ret), "heuristic")
+    # (a greedy game the budget cuts is ended Drop-first: still a won game, of a lower return)
+    greedy_game = greedy(problem, budget_s, 0, rules=rules).solution
+    if greedy_game.ret > best[1]:
+        best = (np.asarray(greedy_game.action, np.int32), float(greedy_game.ret), "greedy")
     return best
-
-
-@jax.jit
-def _greedy_game(instance):
-    return rollout(instance, jax.random.key(0), greedy_policy, backup=True)
 
 
 # The options `solve` accepts besides keyword arguments: AgentConfig's fields (prod passes
