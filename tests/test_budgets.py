@@ -126,3 +126,28 @@ def test_slices_grow_at_most_twofold_when_a_move_gets_dearer(monkeypatch):
     _, whole = rollout.in_slices(clock, advance, None, lambda carry: jnp.zeros(1, bool))
     assert not whole
     assert clock.elapsed() < 1.1 + 1.5  # the deadline, and at most about one slice past it
+
+
+def test_a_few_moves_after_the_compile_do_not_end_a_game_that_has_time(monkeypatch):
+    """The slices right after the compile are a few moves: their rate is the dispatch's, not the
+    game's, and the time to end the game Drop-first estimated from it must not stop the slices
+    (a 24,143-buffer game that plays in 6 s was ended at its 9th move, 2 s into a 21 s budget)."""
+    import time
+
+    from jaxmmap.core.clock import Clock
+
+    played = {"moves": 0, "calls": 0}
+
+    def advance(carry, moves):  # a compile, then 2 ms a call and 2 us a move; 20,000 moves in all
+        played["calls"] += 1
+        time.sleep((1.0 if played["calls"] == 1 else 0.002) + 2e-6 * int(moves))
+        played["moves"] = min(played["moves"] + int(moves), 20_000)
+        return carry
+
+    def tail(carry, rate, first):  # ending it Drop-first: its moves left at the measured rate
+        return (20_000 - played["moves"]) / rate
+
+    clock = Clock(1.0)  # (the deadline: 1.1 s and GRACE_S; the game needs about 1.1 s)
+    _, whole = rollout.in_slices(clock, advance, None, lambda carry: jnp.asarray([played["moves"] >= 20_000]),
+                                 tail=tail)
+    assert whole and played["moves"] == 20_000
