@@ -18,17 +18,22 @@ def _words(bits: np.ndarray) -> np.ndarray:
     return (chunks << np.arange(32, dtype=np.uint64)).sum(-1).astype(np.uint32)
 
 
-@pytest.mark.parametrize("steps", [64, 112, 128, 1280])
-def test_block_rows_divide_the_steps_and_keep_queries_short(steps):
+@pytest.mark.parametrize("steps", [1, 64, 112, 128, 1280, 2500, 17000])
+def test_block_rows_keep_moves_short_whatever_the_steps_factors(steps):
     r = memory.block_rows(steps)
-    assert steps % r == 0 and r & (r - 1) == 0
-    assert steps // r + 2 * r <= min(steps // q + 2 * q for q in (1, 2, 4, 8, 16, 32, 64) if steps % q == 0)
+    assert r & (r - 1) == 0
+    cost = lambda q: -(-steps // q) + 2 * q  # noqa: E731 (summaries and tags, and two blocks of rows)
+    assert cost(r) == min(cost(2 ** k) for k in range(16))
+    assert cost(r) <= 3 * (2 * steps) ** 0.5 + 3  # (17,000 steps: 128 rows, not the 8 that divide it)
+    grid = memory.init(steps, 2)
+    assert grid.planes.shape[1] % r == 0 and grid.planes.shape[1] >= steps and memory.rows(grid).shape == (steps, 2)
 
 
 # Queries whole (grids below memory.CHUNKED_FROM steps) and by chunks (512 steps: blocks of 16
 # rows, so `used` reads a block's rows in more than one chunk).
 @pytest.mark.parametrize("steps,words,chunked", [(64, 1, False), (112, 2, False), (128, 3, False), (64, 1, True),
-                                                 (112, 2, True), (128, 3, True), (512, 1, True)])
+                                                 (112, 2, True), (128, 3, True), (512, 1, True), (100, 2, False),
+                                                 (300, 1, True)])
 def test_grid_follows_a_plain_grid_through_fills_saves_and_restores(steps, words, chunked, monkeypatch):
     monkeypatch.setattr(memory, "CHUNKED_FROM", 0 if chunked else 10 ** 9)
     rng = np.random.default_rng(steps)

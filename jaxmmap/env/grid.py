@@ -5,7 +5,8 @@ steps times a run of columns); the Drop-backup saves the grid at a clean cut and
 A plain T x Cw bit grid makes each of these a pass over the whole grid, and under `vmap` a
 saved copy means a select of the whole grid on every move. Here:
 
-* Rows are grouped in B blocks of R rows (R near sqrt(T / 2)). A rectangle is written into the
+* Rows are grouped in B blocks of R rows (R a power of two near sqrt(T / 2); the last block is
+  padded with rows no step reaches, so that R does not depend on T's factors). A rectangle is written into the
   rows of its first and last block and as a *tag* on each block strictly between (a tag holds for
   every row of its block); each block's *summary* is the OR of its rows and its tag. A query ORs
   the rows of its span in its two end blocks, read CHUNK rows at a time, their tags, and the
@@ -28,17 +29,18 @@ from flax import struct
 
 @struct.dataclass
 class Grid:
-    """T steps in B blocks of R rows, Cw uint32 words per row (bit c % 32 of word c // 32 is
-    column c).
+    """T steps in B blocks of R rows (B * R >= T: the rows from T on are never written), Cw
+    uint32 words per row (bit c % 32 of word c // 32 is column c).
 
     Attributes:
-      planes: uint32[2, T, Cw] block rows, on the plane `plane` says.
+      planes: uint32[2, B * R, Cw] block rows, on the plane `plane` says.
       plane: int8[B] the plane that holds each block's current rows.
       written: bool[B] the block's rows were written since the last save (the saved rows are on
         the other plane).
       tags: uint32[B, Cw] columns occupied in every row of the block.
       summary: uint32[B, Cw] columns occupied in some row of the block (rows and tag).
       saved_tags, saved_summary: uint32[B, Cw] the tags and summaries at the last save.
+      steps: T (static).
     """
 
     planes: jax.Array
@@ -48,26 +50,33 @@ class Grid:
     summary: jax.Array
     saved_tags: jax.Array
     saved_summary: jax.Array
+    steps: int = struct.field(pytree_node=False, default=0)
 
 
 def block_rows(num_steps: int) -> int:
-    """R: the power of two dividing T with the cheapest query, T/R summaries + 2R rows."""
-    sizes = [2 ** k for k in range(num_steps.bit_length()) if num_steps % 2 ** k == 0]
-    return min(sizes, key=lambda r: (num_steps // r + 2 * r, r))
+    """R: the power of two with the cheapest move, B = ceil(T / R) summaries and tags + 2R rows
+    (a move writes its two end blocks and may tag the blocks between; a save copies the tags
+    and summaries). Not a divisor of T: T = 17,000 = 8 x 2,125 would give 2,125 blocks of 8
+    rows, and a move would pass over 2 MB of tags and summaries (16 of a greedy game's 43 us a
+    move at 50,995 buffers)."""
+    sizes = [2 ** k for k in range(max(1, num_steps).bit_length())]
+    return min(sizes, key=lambda r: (-(-num_steps // r) + 2 * r, r))
 
 
 def init(num_steps: int, words: int) -> Grid:
     """An empty grid of `num_steps` rows of `words` words."""
-    blocks = num_steps // block_rows(num_steps)
+    r = block_rows(num_steps)
+    blocks = -(-num_steps // r)
     zeros = jnp.zeros((blocks, words), jnp.uint32)
-    return Grid(planes=jnp.zeros((2, num_steps, words), jnp.uint32), plane=jnp.zeros(blocks, jnp.int8),
+    return Grid(planes=jnp.zeros((2, blocks * r, words), jnp.uint32), plane=jnp.zeros(blocks, jnp.int8),
                 written=jnp.zeros(blocks, bool), tags=zeros, summary=zeros, saved_tags=zeros,
-                saved_summary=zeros)
+                saved_summary=zeros, steps=num_steps)
 
 
 def _shape(grid: Grid) -> tuple[int, int, int]:
-    t, b = grid.planes.shape[1], grid.plane.shape[0]
-    return t, b, t // b
+    """(T, B, R)."""
+    b = grid.plane.shape[0]
+    return grid.steps, b, grid.planes.shape[1] // b
 
 
 def _block(grid: Grid, k) -> jax.Array:
@@ -79,10 +88,10 @@ def _block(grid: Grid, k) -> jax.Array:
 
 def _span(grid: Grid, start, end):
     """The span [start, end] clipped to the grid, whether it is empty, and its end blocks."""
-    t, _, r = _shape(grid)
+    t, b, r = _shape(grid)
     lo, hi = jnp.maximum(start, 0), jnp.minimum(end, t - 1)
     empty = lo > hi
-    return lo, hi, empty, jnp.clip(lo // r, 0, t // r - 1), jnp.clip(hi // r, 0, t // r - 1)
+    return lo, hi, empty, jnp.clip(lo // r, 0, b - 1), jnp.clip(hi // r, 0, b - 1)
 
 
 #: Rows (or block summaries) read at a time by `used`: a query reads the rows of its span, not
@@ -192,20 +201,20 @@ def restore(grid: Grid) -> Grid:
 
 
 def copy_out(grid: Grid) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """The current grid as plain arrays: rows uint32[T, Cw] (without tags), tags and summary
+    """The current grid as plain arrays: rows uint32[B * R, Cw] (without tags), tags and summary
     uint32[B, Cw]. O(T * Cw): for checkpoints taken now and then, not on every move."""
-    t, b, r = _shape(grid)
+    _, b, r = _shape(grid)
     blocks = grid.planes.reshape(2, b, r, -1)[grid.plane.astype(jnp.int32), jnp.arange(b)]
-    return blocks.reshape(t, -1), grid.tags, grid.summary
+    return blocks.reshape(b * r, -1), grid.tags, grid.summary
 
 
 def copy_in(grid: Grid, rows, tags, summary) -> Grid:
     """The grid of `copy_out`, with the last save kept: every block takes the rows on the plane
     that does not hold its saved rows (as a first write after the save would)."""
-    t, b, r = _shape(grid)
+    _, b, r = _shape(grid)
     target = jnp.where(grid.written, grid.plane, 1 - grid.plane).astype(jnp.int32)
     planes = grid.planes.reshape(2, b, r, -1).at[target, jnp.arange(b)].set(rows.reshape(b, r, -1))
-    return grid.replace(planes=planes.reshape(2, t, -1), plane=target.astype(jnp.int8),
+    return grid.replace(planes=planes.reshape(2, b * r, -1), plane=target.astype(jnp.int8),
                         written=jnp.ones_like(grid.written), tags=tags, summary=summary)
 
 
@@ -213,7 +222,7 @@ def rows(grid: Grid) -> jax.Array:
     """uint32[T, Cw]: the whole grid, row by row."""
     t, b, r = _shape(grid)
     blocks = grid.planes.reshape(2, b, r, -1)[grid.plane.astype(jnp.int32), jnp.arange(b)]
-    return (blocks | grid.tags[:, None, :]).reshape(t, -1)
+    return (blocks | grid.tags[:, None, :]).reshape(b * r, -1)[:t]
 
 
 def row(grid: Grid, step) -> jax.Array:
