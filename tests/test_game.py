@@ -17,6 +17,7 @@ import pytest
 from jaxmmap.core.rules import Rules
 from jaxmmap.core.validator import validate
 from jaxmmap.env import game, moves
+from jaxmmap.env import grid as memory
 from jaxmmap.env.generator import generate
 from jaxmmap.env.instance import make_instance, stack
 from jaxmmap.env.reference import ReferenceGame
@@ -93,6 +94,10 @@ def _group_check_paths(state):
 
 @functools.cache
 def _replay(backup, checkpoints=0):
+    return jax.jit(jax.vmap(_one_game(backup, checkpoints)))
+
+
+def _one_game(backup, checkpoints=0):
     def one(instance, actions):
         def move(state, a):
             mask, c = game.legal_action_mask(state), state.candidates
@@ -105,7 +110,7 @@ def _replay(backup, checkpoints=0):
                        supply=game.remaining_supply(state.board), done=state.done, lost=state.lost)
             return state, out
         return jax.lax.scan(move, game.init(instance, backup=backup, checkpoints=checkpoints), actions)
-    return jax.jit(jax.vmap(one))
+    return one
 
 
 def _actions(cases, played):
@@ -170,6 +175,21 @@ def test_checkpoints_change_no_move(batch):
     every = np.asarray(final.checkpoints.every)
     kept = [k >= e for (ref, _, _), e in zip(played, every) for k in ref.kept]
     assert sum(kept) >= 5 and np.any(final.checkpoints.valid)
+
+
+def test_a_game_alone_fills_by_word_windows_as_the_batch_fills_by_blocks(batch, monkeypatch):
+    """A game played alone (or as a batch of one) on a grid wider than `grid.WINDOW` words writes
+    its rectangles a window of words at a time (`grid._fill_window`), a batch every game's two
+    end blocks whole; with windows of one word, every case played alone makes the batch's moves."""
+    backup, (cases, played, _, records) = batch
+    monkeypatch.setattr(memory, "WINDOW", 1)
+    instances, actions = _actions(cases, played)
+    alone = jax.jit(_one_game(backup))  # (traced now: with this WINDOW)
+    assert instances.grid_words > 1
+    for c in range(len(cases)):
+        _, got = jax.device_get(alone(jax.tree.map(lambda x, c=c: x[c], instances), actions[c]))
+        for key in ("mask", "placement", "cursor", "supply", "done", "lost"):
+            np.testing.assert_array_equal(got[key], records[key][c], err_msg=f"{key}, {cases[c][0]}")
 
 
 def test_cases_cover_the_interesting_situations(batch):

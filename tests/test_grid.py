@@ -34,11 +34,18 @@ def test_block_rows_keep_moves_short_whatever_the_steps_factors(steps):
 @pytest.mark.parametrize("steps,words,chunked", [(64, 1, False), (112, 2, False), (128, 3, False), (64, 1, True),
                                                  (112, 2, True), (128, 3, True), (512, 1, True), (100, 2, False),
                                                  (300, 1, True)])
-def test_grid_follows_a_plain_grid_through_fills_saves_and_restores(steps, words, chunked, monkeypatch):
+@pytest.mark.parametrize("window", [None, 1, 2], ids=["blocks", "window1", "window2"])
+def test_grid_follows_a_plain_grid_through_fills_saves_and_restores(steps, words, chunked, window, monkeypatch):
+    """With `window`, grids of more words than it are filled by `_fill_window`, its windows
+    clamped at the last word (two) or one word each (one)."""
     monkeypatch.setattr(memory, "CHUNKED_FROM", 0 if chunked else 10 ** 9)
+    if window is not None:
+        if words <= window:
+            pytest.skip("filled by _fill_blocks: the case without a window")
+        monkeypatch.setattr(memory, "WINDOW", window)
     rng = np.random.default_rng(steps)
     cols = 32 * words
-    fill = jax.jit(memory.fill)
+    fill = jax.jit(lambda *a: memory.fill(*a))  # (a new function: traced with this WINDOW)
     used = jax.jit(lambda grid, a, b: memory.used(grid, a, b))  # (a new function: traced with this CHUNKED_FROM)
     save, restore, rows, row = jax.jit(memory.save), jax.jit(memory.restore), jax.jit(memory.rows), jax.jit(memory.row)
     grid, plain = memory.init(steps, words), np.zeros((steps, cols), bool)
@@ -82,3 +89,33 @@ def test_lowest_free_offset_and_fit_match_a_scan_of_the_columns():
         offset = int(rng.integers(-2, 32 * words + 2))
         assert bool(fits(packed, jnp.int32(offset), jnp.int32(width))) == (offset in free_at or (
             width == 0 and 0 <= offset <= 32 * words))
+
+
+@pytest.mark.parametrize("games", [1, 3])
+def test_batched_fills_match_one_game_at_a_time(games, monkeypatch):
+    """A batch of one is filled by `_fill_window`, larger batches by `_fill_blocks` on every game:
+    the same grids as the games filled one by one."""
+    monkeypatch.setattr(memory, "WINDOW", 1)
+    rng = np.random.default_rng(games)
+    steps, words = 300, 3
+    fill = jax.jit(lambda *a: memory.fill(*a))
+    batched = jax.jit(jax.vmap(lambda *a: memory.fill(*a)))
+    grids = [memory.init(steps, words) for _ in range(games)]
+    together = jax.tree.map(lambda *x: jnp.stack(x), *grids)
+    for _ in range(60):
+        a = rng.integers(-2, steps, games)
+        b = np.minimum(a + rng.choice([0, 3, 40, 200], games), steps + 2)
+        lo = rng.integers(0, 32 * words - 40, games)
+        width = rng.integers(1, 40, games)
+        masks = np.stack([_words((np.arange(32 * words) >= o) & (np.arange(32 * words) < o + w))
+                          for o, w in zip(lo, width)])
+        active = rng.random(games) < 0.9
+        if rng.random() < 0.1:
+            grids = [memory.save(g) for g in grids]
+            together = jax.vmap(memory.save)(together)
+        args = [jnp.asarray(x) for x in (a.astype(np.int32), b.astype(np.int32), masks, active)]
+        together = batched(together, *args)
+        grids = [fill(g, *(x[k] for x in args)) for k, g in enumerate(grids)]
+    for k, g in enumerate(grids):
+        np.testing.assert_array_equal(np.asarray(memory.rows(jax.tree.map(lambda x: x[k], together))),
+                                      np.asarray(memory.rows(g)))
