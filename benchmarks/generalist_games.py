@@ -75,7 +75,7 @@ def main():
         if not args.no_bound:
             from jaxmmap.solvers.cpsat import upper_bound
             bound = upper_bound(problem, rules=rules)
-        frac = (lambda r: f"{r / bound:10.4f}") if bound else (lambda r: f"{r:10.4g}")  # noqa: E731
+        frac = (lambda r, b=bound: f"{r / b:10.4f}") if bound else (lambda r: f"{r:10.4g}")  # noqa: E731
         ratio = mine.ret / base.ret if base.ret > 0 else float("inf")
         tally["better" if mine.ret > base.ret * (1 + 1e-9) else "worse" if mine.ret < base.ret * (1 - 1e-9)
               else "equal"] += 1

@@ -117,5 +117,5 @@ def test_batched_fills_match_one_game_at_a_time(games, monkeypatch):
         together = batched(together, *args)
         grids = [fill(g, *(x[k] for x in args)) for k, g in enumerate(grids)]
     for k, g in enumerate(grids):
-        np.testing.assert_array_equal(np.asarray(memory.rows(jax.tree.map(lambda x: x[k], together))),
+        np.testing.assert_array_equal(np.asarray(memory.rows(jax.tree.map(lambda x, k=k: x[k], together))),
                                       np.asarray(memory.rows(g)))
