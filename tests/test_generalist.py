@@ -20,7 +20,7 @@ from jaxmmap.agent import AgentConfig, expert, generalist
 from jaxmmap.agent.networks import NetworkConfig
 from jaxmmap.core import suite
 from jaxmmap.env.rollout import greedy_policy, rollout
-from jaxmmap.solvers import solve
+from jaxmmap.solvers import agents, solve
 
 
 def _small_config(steps: int):
@@ -74,6 +74,18 @@ def test_the_shipped_generalist_loads_and_plays_a_valid_placed_solution():
     result = solve(bundled("tiny"), "generalist", budget_s=60)
     assert result.solution.solver.startswith("generalist")
     assert validate(bundled("tiny"), result.solution).ok
+
+
+def test_the_generalist_solver_plays_the_networks_game_then_draws_games_while_its_budget_lasts():
+    problem = generate(5, num_instructions=30, inplace_prob=0.2)
+    params, config, _ = generalist.load()
+    played = generalist.play(params, make_instance(problem, Rules()), config=config)
+    one = agents.generalist(problem, 60, 0)
+    assert one.info == {"games": 1, "finished": True}
+    np.testing.assert_array_equal(one.solution.action, np.asarray(played.board.action)[:problem.num_buffers])
+    more = agents.generalist(problem, 5, 0, samples=True)  # (the game compiled above serves these)
+    assert more.info["games"] > 1 and more.solution.ret >= one.solution.ret
+    assert validate(problem, more.solution).ok
 
 
 def test_the_expert_search_can_start_from_the_shipped_generalist():

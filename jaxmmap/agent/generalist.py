@@ -82,14 +82,17 @@ def init_params(config: GeneralistConfig):
     return network(config).init(jax.random.key(config.seed), jnp.zeros((1, NUM_DECISION_FEATURES), jnp.float32))
 
 
-def policy(params, ctx: obs_lib.Context, config: GeneralistConfig):
-    """The network's greedy game policy: the legal move of the largest logit."""
+def policy(params, ctx: obs_lib.Context, config: GeneralistConfig, temperature=0.0):
+    """The network's game policy: the legal move of the largest logit (its greedy game), or with
+    `temperature` > 0 (a float or a traced float32[]: one compile for both) a legal move drawn
+    from the softmax of the logits over it."""
     net = network(config)
 
     def act(key, state: game.State) -> jax.Array:
-        del key
-        logits = net.apply(params, decision_features(state, ctx)[None])[0][0]
-        return jnp.argmax(jnp.where(game.legal_action_mask(state), logits, -jnp.inf)).astype(jnp.int32)
+        logits = jnp.where(game.legal_action_mask(state), net.apply(params, decision_features(state, ctx)[None])[0][0],
+                           -jnp.inf)
+        drawn = jax.random.categorical(key, logits / jnp.maximum(temperature, 1e-6))
+        return jnp.where(temperature > 0, drawn, jnp.argmax(logits)).astype(jnp.int32)
 
     return act
 

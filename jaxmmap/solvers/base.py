@@ -133,16 +133,18 @@ def moves_left(states, rate: float, first: float, *, compile_again: bool = False
     return _left(states) / rate + (first if compile_again or not _inside(states) else 0.0)
 
 
-def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params=None, finish: bool = True):
+def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params=None, finish: bool = True,
+                      deadline_s: float | None = None):
     """Plays a batch of games (`rollout.start`, the instance shared) in slices (`in_slices`)
     (with `params`, `policy(params_i)` plays game i, as in `rollout.advance`). Returns (states,
     whether every game ended by its own policy). Games still running at the deadline are
     returned as they are (`finish=False`), or (`finish=True`) the one that got furthest is ended
-    Drop-first (`finish_furthest`)."""
+    Drop-first (`finish_furthest`). `deadline_s`: see `in_slices`."""
     (states, keys), whole = in_slices(
         clock, lambda carry, moves: _advance(*carry, moves, policy, jnp.bool_(False), params),
         (states, keys), lambda carry: carry[0].done,
-        tail=(lambda carry, rate, first: moves_left(carry[0], rate, first)) if finish else None)
+        tail=(lambda carry, rate, first: moves_left(carry[0], rate, first)) if finish else None,
+        deadline_s=deadline_s)
     if whole or not finish:
         return states, whole
     return finish_furthest(states, keys, policy, params), False
