@@ -6,9 +6,12 @@ A plain T x Cw bit grid makes each of these a pass over the whole grid, and unde
 saved copy means a select of the whole grid on every move. Here:
 
 * Rows are grouped in B blocks of R rows (R a power of two near sqrt(T / 2); the last block is
-  padded with rows no step reaches, so that R does not depend on T's factors). A rectangle is written into the
-  rows of its first and last block and as a *tag* on each block strictly between (a tag holds for
-  every row of its block); each block's *summary* is the OR of its rows and its tag. A query ORs
+  padded with rows no step reaches, so that R does not depend on T's factors). A rectangle is
+  written into the rows of its first and last block and as a *tag* on each block strictly
+  between (a tag holds for every row of its block); each block's *summary* is the OR of its rows
+  and its tag. A batch of games writes with fixed work (the two end blocks whole, every block's
+  tag and summary masked: `vmap` of a loop would select every game's grid on every iteration);
+  one game on a wide grid writes only the words its rectangle covers (`_fill_window`). A query ORs
   the rows of its span in its two end blocks, read CHUNK rows at a time, their tags, and the
   summaries of the blocks between, CHUNK at a time: O(span / CHUNK) reads of CHUNK x Cw words,
   rather than O(T * Cw) (most spans are a few rows: one read each).
