@@ -177,12 +177,15 @@ def test_checkpoints_change_no_move(batch):
     assert sum(kept) >= 5 and np.any(final.checkpoints.valid)
 
 
-def test_a_game_alone_fills_by_word_windows_as_the_batch_fills_by_blocks(batch, monkeypatch):
+def test_a_game_alone_plays_the_moves_of_the_batch(batch, monkeypatch):
     """A game played alone (or as a batch of one) on a grid wider than `grid.WINDOW` words writes
     its rectangles a window of words at a time (`grid._fill_window`), a batch every game's two
-    end blocks whole; with windows of one word, every case played alone makes the batch's moves."""
+    end blocks whole; with windows of one word, every case played alone makes the batch's moves.
+    (With `grid.CHUNKED_FROM` at 0, as on large programs, the game alone also reads the grid by
+    chunks and updates the supply's prefix sums only on a copy: `moves._copied`.)"""
     backup, (cases, played, _, records) = batch
     monkeypatch.setattr(memory, "WINDOW", 1)
+    monkeypatch.setattr(memory, "CHUNKED_FROM", 0)
     instances, actions = _actions(cases, played)
     alone = jax.jit(_one_game(backup))  # (traced now: with this WINDOW)
     assert instances.grid_words > 1

@@ -28,7 +28,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 from flax import struct
-from jax.custom_batching import custom_vmap
+
+from jaxmmap.env.batching import alone_or_batched
 
 
 @struct.dataclass
@@ -173,23 +174,6 @@ def fill(grid: Grid, start, end, mask, active) -> Grid:
     return _fill_one_game(grid, start, end, mask, active)
 
 
-@custom_vmap
-def _fill_one_game(grid, start, end, mask, active):
-    return _fill_window(grid, start, end, mask, active)
-
-
-@_fill_one_game.def_vmap
-def _fill_batched(size, in_batched, grid, start, end, mask, active):
-    args = (grid, start, end, mask, active)
-    if size == 1:
-        one = jax.tree.map(lambda x, b: x[0] if b else x, args, tuple(in_batched))
-        out = jax.tree.map(lambda x: x[None], _fill_window(*one))
-    else:
-        axes = jax.tree.map(lambda b: 0 if b else None, tuple(in_batched))
-        out = jax.vmap(_fill_blocks, in_axes=axes)(*args)
-    return out, jax.tree.map(lambda _: True, out)
-
-
 def _fill_blocks(grid: Grid, start, end, mask, active) -> Grid:
     """`fill` with fixed work, for batches of games: the two end blocks' rows whole, every
     block's tag and summary masked (a loop's length would differ between games, and under `vmap`
@@ -317,6 +301,9 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
     plane = grid.plane.at[at].set(target.astype(jnp.int8), mode="drop")
     written = grid.written.at[at].set(True, mode="drop")
     return grid.replace(planes=planes, plane=plane, written=written, tags=tags, summary=summary)
+
+
+_fill_one_game = alone_or_batched(_fill_window, _fill_blocks)
 
 
 def save(grid: Grid) -> Grid:
