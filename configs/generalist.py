@@ -27,5 +27,5 @@ def get_config() -> ml_collections.ConfigDict:
     config.ship = False  # write the trained network into the package
     config.network = ml_collections.ConfigDict(dict(
         widths=(128, 128), steps=3000, batch_size=1024, learning_rate=1e-3, weight_decay=1e-4,
-        checkpoint_every=500, seed=0))
+        checkpoint_every=500, seed=0, correction=0.5))
     return config
