@@ -1,0 +1,55 @@
+"""How much of the generalist's learned correction its games should play with
+(`GeneralistConfig.correction`), measured on training programs only: the suite's training split
+up to 5,000 buffers and generated seeds 100-109 (neither the pretraining's seeds 0-23 nor the
+held-out 1000-1004). Per program, the network's own greedy game (unplaced, Drop-backup on) at each
+share, as a ratio to the greedy policy's game (share 0); then per share the programs where it is
+better, equal and worse, and the mean and geometric mean of the ratios.
+
+    python benchmarks/generalist_correction.py --shares 0.25 0.5 0.75 1.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+
+os.environ.setdefault("JAXMMAP_COMPILATION_CACHE", "off")
+
+import numpy as np  # noqa: E402
+
+from jaxmmap import Rules, generate  # noqa: E402
+from jaxmmap.agent import generalist  # noqa: E402
+from jaxmmap.core import suite  # noqa: E402
+from jaxmmap.env.instance import make_instance  # noqa: E402
+
+GENERATED = tuple(zip(range(100, 110), (40, 80, 150, 300, 500, 800, 1000, 1200, 300, 600)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shares", type=float, nargs="+", default=[0.25, 0.5, 0.75, 1.0])
+    args = parser.parse_args()
+    params, config, _ = generalist.load()
+    sizes = {r["name"]: r["buffers"] for r in suite.info()}
+    problems = [suite.load(n) for n in suite.names("train") if sizes[n] <= 5000]
+    problems += [generate(seed, num_instructions=i) for seed, i in GENERATED]
+    print("share of the correction: the network's own game over the greedy policy's, training programs only")
+    ratios = {a: [] for a in args.shares}
+    for problem in problems:
+        instance = make_instance(problem, Rules())
+        ret = {a: float(generalist.play(params, instance, config=dataclasses.replace(config, correction=a)).board.ret)
+               for a in (0.0, *args.shares)}
+        for a in args.shares:
+            ratios[a].append(ret[a] / ret[0.0])
+        print(f"{problem.name[:32]:32} {problem.num_buffers:6,} greedy {ret[0.0]:10.3f} "
+              + " ".join(f"{a}: {ret[a] / ret[0.0]:7.4f}" for a in args.shares), flush=True)
+    for a in args.shares:
+        r = np.asarray(ratios[a])
+        print(f"share {a}: better {int(np.sum(r > 1 + 1e-9))}, equal {int(np.sum(np.abs(r - 1) <= 1e-9))}, "
+              f"worse {int(np.sum(r < 1 - 1e-9))} of {len(r)}; mean {r.mean():.4f}, geometric mean "
+              f"{np.exp(np.log(r).mean()):.4f}")
+
+
+if __name__ == "__main__":
+    main()
