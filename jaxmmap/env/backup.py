@@ -13,6 +13,7 @@ from jax.custom_batching import custom_vmap
 
 from jaxmmap.core.problem import COPY
 from jaxmmap.env import grid as memory
+from jaxmmap.env.batching import maybe
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.moves import apply, candidates, context
 from jaxmmap.env.types import (
@@ -151,17 +152,15 @@ def _take(checkpoints, board, due):
     """The checkpoint due at the board's cursor taken, where `due`."""
     slot = jnp.clip(board.cursor // checkpoints.every - 1, 0, checkpoints.valid.shape[0] - 1)
 
-    def take(carry):
-        _, c = carry
+    def take(c):
         put = lambda stack, x: stack.at[slot].set(x)  # noqa: E731
         rows, tags, summary = memory.copy_out(board.cells)
-        return jnp.bool_(False), c.replace(
+        return c.replace(
             valid=c.valid.at[slot].set(True), snapshot=jax.tree.map(put, c.snapshot, _snapshot(board)),
             open_groups=put(c.open_groups, board.open_groups), open_pins=put(c.open_pins, board.open_pins),
             rows=put(c.rows, rows), tags=put(c.tags, tags), summary=put(c.summary, summary))
 
-    # (a loop of zero or one iteration on its carry, not a `cond`: the checkpoints are never copied)
-    return jax.lax.while_loop(lambda carry: carry[0], take, (due, checkpoints))[1]
+    return maybe(due, take, checkpoints)  # (not a `cond`: the checkpoints are never copied)
 
 
 def _from_checkpoint(back: Board, checkpoints: Checkpoints, point) -> Board:

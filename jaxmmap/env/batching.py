@@ -4,12 +4,14 @@ A game alone (or a batch of one) can skip work with a data-dependent loop or wri
 part of an array it touches: its loops carry its arrays in place. Under `vmap`, a loop whose
 length differs between games runs while any game needs it and selects every game's whole
 carry on every iteration, so a batch wants fixed work instead. `alone_or_batched(one, many)`
-is `one` where it is called on one game and `many`, vmapped, on a batch (the same results).
+is `one` where it is called on one game and `many`, vmapped, on a batch (the same results);
+`maybe(pred, fn, x)` is the conditional such a `one` uses.
 """
 
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 from jax.custom_batching import custom_vmap
 
 
@@ -30,3 +32,9 @@ def alone_or_batched(one, many):
         return out, jax.tree.map(lambda _: True, out)
 
     return fn
+
+
+def maybe(pred, fn, x):
+    """fn(x) where `pred`, else x: a loop of zero or one iteration on its carry, so that `x` is
+    updated in place or not touched (a `cond` copies its operand into its result)."""
+    return jax.lax.while_loop(lambda c: c[0], lambda c: (jnp.bool_(False), fn(c[1])), (pred, x))[1]

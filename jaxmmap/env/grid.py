@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxmmap.env.batching import alone_or_batched
+from jaxmmap.env.batching import alone_or_batched, maybe
 
 
 @struct.dataclass
@@ -209,8 +209,8 @@ def _fill_blocks(grid: Grid, start, end, mask, active) -> Grid:
 
 
 def _or_blocks(tags, summary, first, last, mask, w):
-    """The tags of blocks first+1..last-1 and the summaries of blocks first..last with `mask`
-    (uint32[W]) ORed into their words [w, w + W), CHUNK blocks at a time."""
+    """The tags and summaries of blocks first..last with `mask` (uint32[W]) ORed into their
+    words [w, w + W), CHUNK blocks at a time."""
     b = tags.shape[0]
     size = min(CHUNK, b)
 
@@ -221,16 +221,12 @@ def _or_blocks(tags, summary, first, last, mask, w):
         k = (s + jnp.arange(size))[:, None]
         inside = (k >= at) & (k <= last)
         out = []
-        for x, keep in ((tags, inside), (summary, inside)):
+        for x in (tags, summary):
             chunk = jax.lax.dynamic_slice(x, (s, w), (size, mask.shape[0]))
-            out.append(jax.lax.dynamic_update_slice(x, jnp.where(keep, chunk | mask, chunk), (s, w)))
+            out.append(jax.lax.dynamic_update_slice(x, jnp.where(inside, chunk | mask, chunk), (s, w)))
         return it + 1, *out
 
     return jax.lax.while_loop(lambda c: first + c[0] * size <= last, body, (jnp.int32(0), tags, summary))[1:]
-
-
-def _if(pred, fn, x):
-    return jax.lax.while_loop(lambda c: c[0], lambda c: (jnp.bool_(False), fn(c[1])), (pred, x))[1]
 
 
 def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
@@ -262,7 +258,7 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
                                                                     ends[k] * r, jnp.int32(0)))
         return planes
 
-    planes = _if(jnp.any(fresh), copy, grid.planes)
+    planes = maybe(jnp.any(fresh), copy, grid.planes)
 
     def window(planes, tags, summary, w):
         """The rectangle's words [w, w + W) written: the end blocks' rows, the tags and summaries."""
@@ -283,7 +279,8 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
     w0 = jnp.minimum(w_first, words - win)
     planes, tags, summary = window(planes, grid.tags, grid.summary, w0)
 
-    def rest(c):  # the mask's other words, and the blocks strictly between the end blocks
+    def rest(c):  # the mask's other words, and the blocks strictly between the end blocks (its
+        # windows start again at the first: ORing a word twice is harmless, and one loop is simpler)
         planes, tags, summary = c
 
         def body(c):
@@ -296,7 +293,7 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
         return jax.lax.while_loop(lambda c: w_first + c[0] * win <= w_last, body,
                                   (jnp.int32(0), planes, tags, summary))[1:]
 
-    planes, tags, summary = _if(on & ((w_last >= w0 + win) | (last - first > 1)), rest, (planes, tags, summary))
+    planes, tags, summary = maybe(on & ((w_last >= w0 + win) | (last - first > 1)), rest, (planes, tags, summary))
     at = jnp.where(write, ends, b)  # out of range: no write
     plane = grid.plane.at[at].set(target.astype(jnp.int8), mode="drop")
     written = grid.written.at[at].set(True, mode="drop")

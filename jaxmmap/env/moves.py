@@ -11,7 +11,7 @@ import jax.numpy as jnp
 
 from jaxmmap.core.problem import DROP, NOCOPY  # the actions, as files write them
 from jaxmmap.env import grid as memory
-from jaxmmap.env.batching import alone_or_batched
+from jaxmmap.env.batching import alone_or_batched, maybe
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.types import (
     _ACTION,
@@ -304,9 +304,7 @@ def _copy_pass(prefix, lo, hi, flat, demand) -> jax.Array:
 
 
 def _copied_alone(prefix, lo, hi, flat, demand, copies) -> jax.Array:
-    # (a loop of zero or one iteration on its carry: the prefix is updated in place, or not at all)
-    return jax.lax.while_loop(lambda c: c[0], lambda c: (jnp.bool_(False), _copy_pass(c[1], lo, hi, flat, demand)),
-                              (copies, prefix))[1]
+    return maybe(copies, lambda p: _copy_pass(p, lo, hi, flat, demand), prefix)
 
 
 def _copied_many(prefix, lo, hi, flat, demand, copies) -> jax.Array:
