@@ -181,8 +181,8 @@ def test_a_game_alone_plays_the_moves_of_the_batch(batch, monkeypatch):
     """A game played alone (or as a batch of one) on a grid wider than `grid.WINDOW` words writes
     its rectangles a window of words at a time (`grid._fill_window`), a batch every game's two
     end blocks whole; with windows of one word, every case played alone makes the batch's moves.
-    (With `grid.CHUNKED_FROM` at 0, as on large programs, the game alone also reads the grid by
-    chunks and updates the supply's prefix sums only on a copy: `moves._copied`.)"""
+    (With `grid.CHUNKED_FROM` at 0, as on large programs, the grid keeps sub summaries and is
+    read in short runs, and the game alone updates the supply's prefix sums only on a copy: `moves._copied`.)"""
     backup, (cases, played, _, records) = batch
     monkeypatch.setattr(memory, "WINDOW", 1)
     monkeypatch.setattr(memory, "CHUNKED_FROM", 0)

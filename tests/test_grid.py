@@ -26,7 +26,7 @@ def test_block_rows_keep_moves_short_whatever_the_steps_factors(steps):
     assert cost(r) == min(cost(2 ** k) for k in range(16))
     assert cost(r) <= 3 * (2 * steps) ** 0.5 + 3  # (17,000 steps: 128 rows, not the 8 that divide it)
     grid = memory.init(steps, 2)
-    assert grid.planes.shape[1] % r == 0 and grid.planes.shape[1] >= steps and memory.rows(grid).shape == (steps, 2)
+    assert grid.block == r and grid.plane.shape[0] * r >= steps and memory.rows(grid).shape == (steps, 2)
 
 
 # Queries whole (grids below memory.CHUNKED_FROM steps) and by chunks (512 steps: blocks of 16
@@ -67,6 +67,7 @@ def test_grid_follows_a_plain_grid_through_fills_saves_and_restores(steps, words
         else:
             grid, plain = restore(grid), saved.copy()
         np.testing.assert_array_equal(_bits(np.asarray(rows(grid))), plain, err_msg=f"move {move}")
+        _check_summaries(grid)
         for _ in range(3):
             a = int(rng.integers(-3, steps + 2))
             b = int(rng.integers(a - 3, steps + 3))
@@ -74,6 +75,21 @@ def test_grid_follows_a_plain_grid_through_fills_saves_and_restores(steps, words
             np.testing.assert_array_equal(_bits(np.asarray(used(grid, jnp.int32(a), jnp.int32(b)))), expected)
             t = int(rng.integers(0, steps))
             np.testing.assert_array_equal(_bits(np.asarray(row(grid, jnp.int32(t)))), plain[t])
+
+
+def _check_summaries(grid):
+    """Each sub summary is the OR of its rows, each super the OR of its blocks' summaries."""
+    b, r, s = grid.plane.shape[0], grid.block, grid.sub
+    if s:
+        blocks = np.asarray(grid.planes).reshape(2, b, r + r // s, -1)[np.asarray(grid.plane).astype(int), np.arange(b)]
+        subs = np.bitwise_or.reduce(blocks[:, :r].reshape(b, r // s, s, -1), axis=2)
+        np.testing.assert_array_equal(blocks[:, r:], subs)
+    else:
+        assert grid.planes.shape[1] == b * r
+    summary = np.zeros((-(-b // grid.group) * grid.group, grid.summary.shape[1]), np.uint32)
+    summary[:b] = np.asarray(grid.summary)
+    groups = summary.reshape(-1, grid.group, summary.shape[1])
+    np.testing.assert_array_equal(np.asarray(grid.supers), np.bitwise_or.reduce(groups, axis=1))
 
 
 def test_lowest_free_offset_and_fit_match_a_scan_of_the_columns():
@@ -92,10 +108,15 @@ def test_lowest_free_offset_and_fit_match_a_scan_of_the_columns():
 
 
 @pytest.mark.parametrize("games", [1, 3])
-def test_batched_fills_match_one_game_at_a_time(games, monkeypatch):
+@pytest.mark.parametrize("chunked", [False, True])
+def test_batched_fills_match_one_game_at_a_time(games, chunked, monkeypatch):
     """A batch of one is filled by `_fill_window`, larger batches by `_fill_blocks` on every game:
-    the same grids as the games filled one by one."""
+    the same grids as the games filled one by one; and a batch's queries (`_used_chunks`, on
+    grids with sub summaries) answer as each game's alone (`_used_runs`)."""
     monkeypatch.setattr(memory, "WINDOW", 1)
+    monkeypatch.setattr(memory, "CHUNKED_FROM", 0 if chunked else 10 ** 9)
+    used = jax.jit(lambda *a: memory.used(*a))
+    used_batched = jax.jit(jax.vmap(lambda *a: memory.used(*a)))
     rng = np.random.default_rng(games)
     steps, words = 300, 3
     fill = jax.jit(lambda *a: memory.fill(*a))
@@ -116,6 +137,11 @@ def test_batched_fills_match_one_game_at_a_time(games, monkeypatch):
         args = [jnp.asarray(x) for x in (a.astype(np.int32), b.astype(np.int32), masks, active)]
         together = batched(together, *args)
         grids = [fill(g, *(x[k] for x in args)) for k, g in enumerate(grids)]
+        qa = rng.integers(-2, steps, games).astype(np.int32)
+        qb = np.minimum(qa + rng.choice([0, 5, 60, 250], games), steps + 2).astype(np.int32)
+        got = np.asarray(used_batched(together, jnp.asarray(qa), jnp.asarray(qb)))
+        for k, g in enumerate(grids):
+            np.testing.assert_array_equal(got[k], np.asarray(used(g, jnp.int32(qa[k]), jnp.int32(qb[k]))))
     for k, g in enumerate(grids):
         np.testing.assert_array_equal(np.asarray(memory.rows(jax.tree.map(lambda x, k=k: x[k], together))),
                                       np.asarray(memory.rows(g)))

@@ -9,16 +9,19 @@ saved copy means a select of the whole grid on every move. Here:
   padded with rows no step reaches, so that R does not depend on T's factors). A rectangle is
   written into the rows of its first and last block and as a *tag* on each block strictly
   between (a tag holds for every row of its block); each block's *summary* is the OR of its rows
-  and its tag. A batch of games writes with fixed work (the two end blocks whole, every block's
-  tag and summary masked: `vmap` of a loop would select every game's grid on every iteration);
-  one game on a wide grid writes only the words its rectangle covers (`_fill_window`). A query ORs
-  the rows of its span in its two end blocks, read CHUNK rows at a time, their tags, and the
-  summaries of the blocks between, CHUNK at a time: O(span / CHUNK) reads of CHUNK x Cw words,
-  rather than O(T * Cw) (most spans are a few rows: one read each).
-* Block rows live on one of two planes. The first write to a block after a save goes to the
-  other plane (copy on write of R rows), so the saved rows stay where they were; a restore flips
-  back the blocks written since the save. Tags and summaries (B x Cw) are saved as copies. Save
-  and restore touch O(B * Cw) words and no row.
+  and its tag, and each *super* summary the OR of G consecutive blocks' summaries. After its R
+  rows a block keeps U *sub* summaries, each the OR of S = R / U consecutive rows, so that a
+  query reads a fixed few short runs and no loop: in each end block, the S rows around each end
+  of its span and the U sub summaries; between them, the G summaries around each end and the
+  supers. A batch of games writes with fixed work (the two end blocks whole, every block's tag
+  and summary masked: `vmap` of a loop would select every game's grid on every iteration); one
+  game on a wide grid writes only the words its rectangle covers (`_fill_window`). A query reads
+  O(S + U + G + B / G) rows rather than O(T * Cw) words.
+* Block rows (and sub summaries) live on one of two planes. The first write to a block after a
+  save goes to the other plane (copy on write of R + U rows), so the saved rows stay where they
+  were; a restore flips back the blocks written since the save. Tags and summaries (B x Cw) are
+  saved as copies, the supers recomputed from them. Save and restore touch O(B * Cw) words and
+  no row.
 
 Everything is a pure function on a fixed-shape `Grid` pytree, `jit`- and `vmap`-able.
 """
@@ -38,14 +41,17 @@ class Grid:
     uint32 words per row (bit c % 32 of word c // 32 is column c).
 
     Attributes:
-      planes: uint32[2, B * R, Cw] block rows, on the plane `plane` says.
+      planes: uint32[2, B * (R + U), Cw] each block's R rows, then its U sub summaries (the OR of
+        S = R / U rows each), on the plane `plane` says.
       plane: int8[B] the plane that holds each block's current rows.
       written: bool[B] the block's rows were written since the last save (the saved rows are on
         the other plane).
       tags: uint32[B, Cw] columns occupied in every row of the block.
       summary: uint32[B, Cw] columns occupied in some row of the block (rows and tag).
       saved_tags, saved_summary: uint32[B, Cw] the tags and summaries at the last save.
-      steps: T (static).
+      supers: uint32[ceil(B / G), Cw] the OR of the summaries of blocks [G * j, G * j + G).
+      steps, block, sub, group: T, R, S and G (static; S = 0: no sub summaries, U = 0, on
+        grids of fewer than CHUNKED_FROM steps, which are queried whole).
     """
 
     planes: jax.Array
@@ -55,7 +61,11 @@ class Grid:
     summary: jax.Array
     saved_tags: jax.Array
     saved_summary: jax.Array
+    supers: jax.Array
     steps: int = struct.field(pytree_node=False, default=0)
+    block: int = struct.field(pytree_node=False, default=1)
+    sub: int = struct.field(pytree_node=False, default=1)
+    group: int = struct.field(pytree_node=False, default=1)
 
 
 def block_rows(num_steps: int) -> int:
@@ -68,27 +78,56 @@ def block_rows(num_steps: int) -> int:
     return min(sizes, key=lambda r: (-(-num_steps // r) + 2 * r, r))
 
 
+def _cheapest_run(n: int) -> int:
+    """The power of two q <= n that reads fewest rows as 2 runs of q and one of ceil(n / q)."""
+    sizes = [2 ** k for k in range(max(1, n).bit_length())]
+    return min(sizes, key=lambda q: (2 * q + -(-n // q), q))
+
+
 def init(num_steps: int, words: int) -> Grid:
     """An empty grid of `num_steps` rows of `words` words."""
     r = block_rows(num_steps)
     blocks = -(-num_steps // r)
+    sub, group = (_cheapest_run(r) if num_steps >= CHUNKED_FROM else 0), _cheapest_run(blocks)
     zeros = jnp.zeros((blocks, words), jnp.uint32)
-    return Grid(planes=jnp.zeros((2, blocks * r, words), jnp.uint32), plane=jnp.zeros(blocks, jnp.int8),
+    return Grid(planes=jnp.zeros((2, blocks * (r + (r // sub if sub else 0)), words), jnp.uint32),
+                plane=jnp.zeros(blocks, jnp.int8),
                 written=jnp.zeros(blocks, bool), tags=zeros, summary=zeros, saved_tags=zeros,
-                saved_summary=zeros, steps=num_steps)
+                saved_summary=zeros, supers=_supers(zeros, group), steps=num_steps, block=r, sub=sub, group=group)
+
+
+def _supers(summary, group: int) -> jax.Array:
+    """uint32[ceil(B / G), Cw]: the OR of each G blocks' summaries."""
+    b, words = summary.shape
+    padded = jnp.zeros((-(-b // group) * group, words), jnp.uint32).at[:b].set(summary)
+    return jax.lax.reduce(padded.reshape(-1, group, words), jnp.uint32(0), jax.lax.bitwise_or, (1,))
 
 
 def _shape(grid: Grid) -> tuple[int, int, int]:
     """(T, B, R)."""
-    b = grid.plane.shape[0]
-    return grid.steps, b, grid.planes.shape[1] // b
+    return grid.steps, grid.plane.shape[0], grid.block
+
+
+def _region(grid: Grid) -> int:
+    """R + U: a block's rows on a plane, with its sub summaries."""
+    return grid.block + (grid.block // grid.sub if grid.sub else 0)
 
 
 def _block(grid: Grid, k) -> jax.Array:
-    """uint32[R, Cw]: the current rows of block k, without its tag."""
-    _, _, r = _shape(grid)
-    start = (grid.plane[k].astype(jnp.int32), k * r, jnp.int32(0))
-    return jax.lax.dynamic_slice(grid.planes, start, (1, r, grid.planes.shape[2]))[0]
+    """uint32[R + U, Cw]: the current rows of block k (without its tag), then its sub summaries."""
+    q = _region(grid)
+    start = (grid.plane[k].astype(jnp.int32), k * q, jnp.int32(0))
+    return jax.lax.dynamic_slice(grid.planes, start, (1, q, grid.planes.shape[2]))[0]
+
+
+def _written_rows(grid: Grid, k, lo, hi) -> jax.Array:
+    """bool[R + U]: which of block k's rows and sub summaries a rectangle over steps [lo, hi]
+    writes (a sub summary when one of its rows is)."""
+    r, s = grid.block, grid.sub
+    i = jnp.arange(_region(grid))
+    step = k * r + i
+    sub_lo = k * r + (i - r) * s
+    return jnp.where(i < r, (step >= lo) & (step <= hi), (sub_lo <= hi) & (sub_lo + s - 1 >= lo))
 
 
 def _span(grid: Grid, start, end):
@@ -99,13 +138,12 @@ def _span(grid: Grid, start, end):
     return lo, hi, empty, jnp.clip(lo // r, 0, b - 1), jnp.clip(hi // r, 0, b - 1)
 
 
-#: Rows (or block summaries) read at a time by `used`: a query reads the rows of its span, not
-#: whole blocks, CHUNK at a time (most spans are a few rows: a greedy game of 18,012 buffers
-#: placed half of its buffers for at most 2 steps).
+#: Rows (or block summaries) a batch's `used` reads at a time, and block tags and summaries a
+#: single game's `fill` writes at a time between its end blocks.
 CHUNK = 8
-#: Grids of fewer steps are queried whole (`_used_blocks`): there two blocks and the summaries
-#: are a few KB, and the chunks' loop only adds to the compile (about 0.6 s a game) and to the
-#: move (one game of 333 buffers: 114k against 97k moves a second).
+#: Grids of fewer steps are queried whole (`_used_blocks`) and keep no sub summaries: there two
+#: blocks and the summaries are a few KB, and the runs' reads only add to the compile and to
+#: the move (batch 256 at 3,140 buffers: 252k moves a second with sub summaries, 315k without).
 CHUNKED_FROM = 2048
 
 
@@ -119,7 +157,7 @@ def _used_blocks(grid: Grid, start, end) -> jax.Array:
                            jax.lax.bitwise_or, (0,))
     ends = jnp.stack([first, last])  # the same block twice when the span is in one: harmless
     steps = ends[:, None] * r + jnp.arange(r)
-    rows = jax.vmap(lambda kb: _block(grid, kb))(ends) | grid.tags[ends][:, None, :]
+    rows = jax.vmap(lambda kb: _block(grid, kb)[:r])(ends) | grid.tags[ends][:, None, :]
     rows = jnp.where(((steps >= lo) & (steps <= hi))[:, :, None], rows, jnp.uint32(0))
     words = words | jax.lax.reduce(rows, jnp.uint32(0), jax.lax.bitwise_or, (0, 1))
     return jnp.where(empty, jnp.uint32(0), words)
@@ -128,36 +166,80 @@ def _used_blocks(grid: Grid, start, end) -> jax.Array:
 def used(grid: Grid, start, end) -> jax.Array:
     """uint32[Cw]: the columns occupied in some step of [start, end] (none if the span is empty):
     the span's rows in its two end blocks, their tags, and the summaries of the blocks between.
-    The three runs are read CHUNK rows (summaries) at a time, each read inside its block (its
-    array), in one loop (one iteration, mostly; under `vmap` it carries only the accumulator).
-    O(span / CHUNK) reads, not whole blocks. (A grid of fewer than CHUNKED_FROM steps: whole.)"""
-    t, b, r = _shape(grid)
-    if t < CHUNKED_FROM:
+    One game (or a batch of one): `_used_runs`, nine short reads and no loop; a batch:
+    `_used_chunks`, CHUNK rows at a time (under `vmap` the runs' slices are gathers, and the
+    loop reads less). (A grid of fewer than CHUNKED_FROM steps, made without sub summaries:
+    whole.)"""
+    if not grid.sub:
         return _used_blocks(grid, start, end)
+    return _used_alone_or_batched(grid, start, end)
+
+
+def _used_runs(grid: Grid, start, end) -> jax.Array:
+    """`used` in nine short reads: in each end block, the S rows around each end of its part of
+    the span and the U sub summaries (those of the whole subs between); between the end blocks,
+    the G summaries around each end and the supers (those of the whole groups between). A greedy
+    game of 50,995 buffers: 133.3 to 121.9 s."""
+    _, b, r = _shape(grid)
+    lo, hi, empty, first, last = _span(grid, start, end)
+    q, s, g = _region(grid), grid.sub, grid.group
+    plane = grid.plane.astype(jnp.int32)
+    parts = []
+    for k, a, z in ((first, lo, jnp.minimum(hi, first * r + r - 1)),
+                    (last, jnp.maximum(lo, last * r), jnp.where(last > first, hi, -1))):
+        a, z = a - k * r, z - k * r  # (inside the block; a > z: nothing)
+        parts += [_run(grid.planes, plane[k], k * q, (a // s) * s, s, a, z),
+                  _run(grid.planes, plane[k], k * q, (z // s) * s, s, a, z),
+                  _run(grid.planes, plane[k], k * q + r, jnp.int32(0), r // s, a // s + 1, z // s - 1)]
+    a, z = first + 1, last - 1
+    parts += [_run(grid.summary[None], 0, 0, (a // g) * g, g, a, z),
+              _run(grid.summary[None], 0, 0, (z // g) * g, g, a, z),
+              _run(grid.supers[None], 0, 0, jnp.int32(0), grid.supers.shape[0], a // g + 1, z // g - 1)]
+    words = jax.lax.reduce(jnp.concatenate(parts), jnp.uint32(0), jax.lax.bitwise_or, (0,))
+    return jnp.where(empty, jnp.uint32(0), words | grid.tags[first] | grid.tags[last])
+
+
+def _used_chunks(grid: Grid, start, end) -> jax.Array:
+    """`used` CHUNK rows (summaries) at a time: the three runs, each read inside its block (its
+    array), in one loop (under `vmap` it carries only the accumulator). O(span / CHUNK) reads."""
+    _, b, r = _shape(grid)
     lo, hi, empty, first, last = _span(grid, start, end)
     plane = grid.plane.astype(jnp.int32)
-    # (array, plane, first row, last row (below the first: none), the bound's first row, its rows,
-    # rows a read)
-    runs = ((grid.planes, plane[first], lo, jnp.minimum(hi, first * r + r - 1), first * r, r, min(CHUNK, r)),
+    u = _region(grid) - r
+    # (array, plane, first step, last step (below the first: none), the bound's first step, its
+    # steps, rows a read, the rows before the step's on the plane)
+    runs = ((grid.planes, plane[first], lo, jnp.minimum(hi, first * r + r - 1), first * r, r, min(CHUNK, r), first * u),
             (grid.planes, plane[last], jnp.maximum(lo, last * r), jnp.where(last > first, hi, -1), last * r, r,
-             min(CHUNK, r)),
-            (grid.summary[None], jnp.int32(0), first + 1, last - 1, jnp.int32(0), b, min(CHUNK, b)))
+             min(CHUNK, r), last * u),
+            (grid.summary[None], jnp.int32(0), first + 1, last - 1, jnp.int32(0), b, min(CHUNK, b), 0))
 
     def read(it, acc):
-        for x, p, a, z, bound, rows, size in runs:
+        for x, p, a, z, bound, rows, size, shift in runs:
             at = a + it * size
             s = jnp.maximum(jnp.minimum(at, bound + rows - size), bound)
-            chunk = jax.lax.dynamic_slice(x, (p, s, jnp.int32(0)), (1, size, x.shape[2]))[0]
+            chunk = jax.lax.dynamic_slice(x, (p, s + shift, jnp.int32(0)), (1, size, x.shape[2]))[0]
             i = s + jnp.arange(size)
             keep = ((i >= at) & (i <= z))[:, None]
             acc = acc | jax.lax.reduce(jnp.where(keep, chunk, jnp.uint32(0)), jnp.uint32(0), jax.lax.bitwise_or, (0,))
         return it + 1, acc
 
     def more(c):
-        return jnp.any(jnp.stack([a + c[0] * size <= z for _, _, a, z, _, _, size in runs]))
+        return jnp.any(jnp.stack([a + c[0] * size <= z for _, _, a, z, _, _, size, _ in runs]))
 
     words = jax.lax.while_loop(more, lambda c: read(*c), (jnp.int32(0), jnp.zeros(grid.planes.shape[2], jnp.uint32)))[1]
     return jnp.where(empty, jnp.uint32(0), words | grid.tags[first] | grid.tags[last])
+
+
+_used_alone_or_batched = alone_or_batched(_used_runs, _used_chunks)
+
+
+def _run(x, p, base, at, size: int, keep_lo, keep_hi) -> jax.Array:
+    """uint32[size, Cw]: rows base + at .. base + at + size - 1 of x[p] (the start moved back to
+    fit, if it must), zero outside rows base + [keep_lo, keep_hi]."""
+    s = jnp.clip(base + at, 0, x.shape[1] - size)
+    rows = jax.lax.dynamic_slice(x, (p, s, jnp.int32(0)), (1, size, x.shape[2]))[0]
+    i = s - base + jnp.arange(size)
+    return jnp.where(((i >= keep_lo) & (i <= keep_hi))[:, None], rows, jnp.uint32(0))
 
 
 #: Words a single game's `fill` writes at a time (`_fill_window`); grids of at most this many
@@ -179,6 +261,7 @@ def _fill_blocks(grid: Grid, start, end, mask, active) -> Grid:
     block's tag and summary masked (a loop's length would differ between games, and under `vmap`
     every iteration would select every game's whole grid)."""
     _, b, r = _shape(grid)
+    q = _region(grid)
     lo, hi, empty, first, last = _span(grid, start, end)
     on = active & ~empty
     k = jnp.arange(b)
@@ -192,20 +275,28 @@ def _fill_blocks(grid: Grid, start, end, mask, active) -> Grid:
     ends = jnp.stack([first, last])
     same = last == first
     write = on & jnp.stack([jnp.bool_(True), ~same])
-    steps = ends[:, None] * r + jnp.arange(r)
     rows = jax.vmap(lambda kb: _block(grid, kb))(ends)
-    rows = jnp.where(((steps >= lo) & (steps <= hi) & on)[:, :, None], rows | mask, rows)
+    keep = jax.vmap(lambda kb: _written_rows(grid, kb, lo, hi))(ends) & on
+    rows = jnp.where(keep[:, :, None], rows | mask, rows)
     target = jnp.where(write & ~grid.written[ends], 1 - grid.plane[ends], grid.plane[ends]).astype(jnp.int32)
     rows = rows.at[1].set(jnp.where(same, rows[0], rows[1]))  # one block: the same write twice
     target = target.at[1].set(jnp.where(same, target[0], target[1]))
     planes = grid.planes
-    for k in range(2):
-        planes = jax.lax.dynamic_update_slice(planes, rows[k][None], (target[k], ends[k] * r, jnp.int32(0)))
+    for e in range(2):
+        planes = jax.lax.dynamic_update_slice(planes, rows[e][None], (target[e], ends[e] * q, jnp.int32(0)))
     at = jnp.where(write, ends, b)  # out of range: no write
     plane = grid.plane.at[at].set(target.astype(jnp.int8), mode="drop")
     written = grid.written.at[at].set(True, mode="drop")
     summary = summary.at[at].set(summary[ends] | mask, mode="drop")
-    return grid.replace(planes=planes, plane=plane, written=written, tags=tags, summary=summary)
+    return grid.replace(planes=planes, plane=plane, written=written, tags=tags, summary=summary,
+                        supers=_or_supers(grid.supers, grid.group, first, last, mask, on))
+
+
+def _or_supers(supers, group: int, first, last, mask, on) -> jax.Array:
+    """`supers` (or some of their words: mask is uint32[W] of them) with `mask` ORed into the
+    supers of blocks first..last, where `on`."""
+    j = jnp.arange(supers.shape[0])[:, None]
+    return jnp.where(on & (j >= first // group) & (j <= last // group), supers | mask, supers)
 
 
 def _or_blocks(tags, summary, first, last, mask, w):
@@ -236,6 +327,7 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
     greedy game of 50,995 buffers saved 9 times in 200,000 moves). 12.7 to about 4 us a fill at
     4,096 columns; a move of that game 42 to 30 us."""
     _, b, r = _shape(grid)
+    q = _region(grid)
     words = grid.planes.shape[2]
     win = min(WINDOW, words)
     lo, hi, empty, first, last = _span(grid, start, end)
@@ -251,11 +343,14 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
     src = grid.plane[ends].astype(jnp.int32)
     rows_to = target.at[1].set(jnp.where(same, target[0], target[1]))  # one block: both writes on its plane
 
+    # (Both end blocks are read by one gather, before either is written. Slices read one by one
+    # are fused by XLA into the writes, and then read the planes as they were before the first
+    # write: the planes are copied whole, 23 MB a move at 50,995 buffers.)
     def copy(planes):  # each fresh end block's rows onto its other plane (others onto themselves)
-        rows = jax.vmap(lambda p, kb: jax.lax.dynamic_slice(planes, (p, kb * r, jnp.int32(0)), (1, r, words)))(src, ends)
-        for k in range(2):
-            planes = jax.lax.dynamic_update_slice(planes, rows[k], (jnp.where(fresh[k], target[k], src[k]),
-                                                                    ends[k] * r, jnp.int32(0)))
+        rows = jax.vmap(lambda p, kb: jax.lax.dynamic_slice(planes, (p, kb * q, jnp.int32(0)), (1, q, words)))(src, ends)
+        for e in range(2):
+            planes = jax.lax.dynamic_update_slice(planes, rows[e], (jnp.where(fresh[e], target[e], src[e]),
+                                                                    ends[e] * q, jnp.int32(0)))
         return planes
 
     planes = maybe(jnp.any(fresh), copy, grid.planes)
@@ -263,17 +358,16 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
     def window(planes, tags, summary, w):
         """The rectangle's words [w, w + W) written: the end blocks' rows, the tags and summaries."""
         m = jax.lax.dynamic_slice(mask, (w,), (win,))
-        slabs = jax.vmap(lambda p, kb: jax.lax.dynamic_slice(planes, (p, kb * r, w), (1, r, win))[0])(rows_to, ends)
-        steps = ends[:, None] * r + jnp.arange(r)
-        keep = ((steps >= lo) & (steps <= hi) & on)[:, :, None]
-        slabs = jnp.where(keep, slabs | m, slabs)
+        slabs = jax.vmap(lambda p, kb: jax.lax.dynamic_slice(planes, (p, kb * q, w), (1, q, win))[0])(rows_to, ends)
+        keep = jax.vmap(lambda kb: _written_rows(grid, kb, lo, hi))(ends) & on
+        slabs = jnp.where(keep[:, :, None], slabs | m, slabs)
         slabs = slabs.at[1].set(jnp.where(same, slabs[0], slabs[1]))  # one block: the same write twice
-        for k in range(2):
-            planes = jax.lax.dynamic_update_slice(planes, slabs[k][None], (rows_to[k], ends[k] * r, w))
+        for e in range(2):
+            planes = jax.lax.dynamic_update_slice(planes, slabs[e][None], (rows_to[e], ends[e] * q, w))
         sums = jax.vmap(lambda kb: jax.lax.dynamic_slice(summary, (kb, w), (1, win))[0])(ends)
         sums = jnp.where(on, sums | m, sums)
-        for k in range(2):
-            summary = jax.lax.dynamic_update_slice(summary, sums[k][None], (ends[k], w))
+        for e in range(2):
+            summary = jax.lax.dynamic_update_slice(summary, sums[e][None], (ends[e], w))
         return planes, tags, summary
 
     w0 = jnp.minimum(w_first, words - win)
@@ -281,8 +375,6 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
 
     def rest(c):  # the mask's other words, and the blocks strictly between the end blocks (its
         # windows start again at the first: ORing a word twice is harmless, and one loop is simpler)
-        planes, tags, summary = c
-
         def body(c):
             it, planes, tags, summary = c
             w = jnp.minimum(w_first + it * win, words - win)
@@ -290,14 +382,14 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
             tags, summary = _or_blocks(tags, summary, first + 1, last - 1, jax.lax.dynamic_slice(mask, (w,), (win,)), w)
             return it + 1, planes, tags, summary
 
-        return jax.lax.while_loop(lambda c: w_first + c[0] * win <= w_last, body,
-                                  (jnp.int32(0), planes, tags, summary))[1:]
+        return jax.lax.while_loop(lambda c: w_first + c[0] * win <= w_last, body, (jnp.int32(0), *c))[1:]
 
     planes, tags, summary = maybe(on & ((w_last >= w0 + win) | (last - first > 1)), rest, (planes, tags, summary))
     at = jnp.where(write, ends, b)  # out of range: no write
     plane = grid.plane.at[at].set(target.astype(jnp.int8), mode="drop")
     written = grid.written.at[at].set(True, mode="drop")
-    return grid.replace(planes=planes, plane=plane, written=written, tags=tags, summary=summary)
+    return grid.replace(planes=planes, plane=plane, written=written, tags=tags, summary=summary,
+                        supers=_or_supers(grid.supers, grid.group, first, last, mask, on))
 
 
 _fill_one_game = alone_or_batched(_fill_window, _fill_blocks)
@@ -313,32 +405,38 @@ def restore(grid: Grid) -> Grid:
     """Back to the grid at the last save (which stays saved)."""
     return grid.replace(plane=grid.plane ^ grid.written.astype(jnp.int8),
                         written=jnp.zeros_like(grid.written), tags=grid.saved_tags,
-                        summary=grid.saved_summary)
+                        summary=grid.saved_summary, supers=_supers(grid.saved_summary, grid.group))
+
+
+def _current(grid: Grid) -> jax.Array:
+    """uint32[B, R + U, Cw]: every block's current rows and sub summaries."""
+    _, b, _ = _shape(grid)
+    return grid.planes.reshape(2, b, _region(grid), -1)[grid.plane.astype(jnp.int32), jnp.arange(b)]
 
 
 def copy_out(grid: Grid) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """The current grid as plain arrays: rows uint32[B * R, Cw] (without tags), tags and summary
-    uint32[B, Cw]. O(T * Cw): for checkpoints taken now and then, not on every move."""
-    _, b, r = _shape(grid)
-    blocks = grid.planes.reshape(2, b, r, -1)[grid.plane.astype(jnp.int32), jnp.arange(b)]
-    return blocks.reshape(b * r, -1), grid.tags, grid.summary
+    """The current grid as plain arrays: rows uint32[B * (R + U), Cw] (without tags, with the sub
+    summaries), tags and summary uint32[B, Cw]. O(T * Cw): for checkpoints taken now and then,
+    not on every move."""
+    return _current(grid).reshape(-1, grid.planes.shape[2]), grid.tags, grid.summary
 
 
 def copy_in(grid: Grid, rows, tags, summary) -> Grid:
     """The grid of `copy_out`, with the last save kept: every block takes the rows on the plane
     that does not hold its saved rows (as a first write after the save would)."""
-    _, b, r = _shape(grid)
+    _, b, _ = _shape(grid)
+    q = _region(grid)
     target = jnp.where(grid.written, grid.plane, 1 - grid.plane).astype(jnp.int32)
-    planes = grid.planes.reshape(2, b, r, -1).at[target, jnp.arange(b)].set(rows.reshape(b, r, -1))
-    return grid.replace(planes=planes.reshape(2, b * r, -1), plane=target.astype(jnp.int8),
-                        written=jnp.ones_like(grid.written), tags=tags, summary=summary)
+    planes = grid.planes.reshape(2, b, q, -1).at[target, jnp.arange(b)].set(rows.reshape(b, q, -1))
+    return grid.replace(planes=planes.reshape(2, b * q, -1), plane=target.astype(jnp.int8),
+                        written=jnp.ones_like(grid.written), tags=tags, summary=summary,
+                        supers=_supers(summary, grid.group))
 
 
 def rows(grid: Grid) -> jax.Array:
     """uint32[T, Cw]: the whole grid, row by row."""
     t, b, r = _shape(grid)
-    blocks = grid.planes.reshape(2, b, r, -1)[grid.plane.astype(jnp.int32), jnp.arange(b)]
-    return (blocks | grid.tags[:, None, :]).reshape(b * r, -1)[:t]
+    return (_current(grid)[:, :r] | grid.tags[:, None, :]).reshape(b * r, -1)[:t]
 
 
 def row(grid: Grid, step) -> jax.Array:
@@ -346,5 +444,5 @@ def row(grid: Grid, step) -> jax.Array:
     t, _, r = _shape(grid)
     step = jnp.clip(step, 0, t - 1)
     k = step // r
-    start = (grid.plane[k].astype(jnp.int32), step, jnp.int32(0))
+    start = (grid.plane[k].astype(jnp.int32), k * _region(grid) + step % r, jnp.int32(0))
     return jax.lax.dynamic_slice(grid.planes, start, (1, 1, grid.planes.shape[2]))[0, 0] | grid.tags[k]

@@ -197,7 +197,10 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     # against the other groups' allocations (the group's own cells may overlap).
     starts, ends = jnp.stack([a_start, x_start]), jnp.stack([a_end, x_end])
     spans, scan = _outside_own_cells(ctx, placed, starts, ends)
-    used = jax.vmap(_used, in_axes=(None, None, 0, 0))(inst, board, spans[0], spans[1])
+    if board.cells.sub:  # (two calls: a `vmap` over the spans would make the runs' slices gathers)
+        used = jnp.stack([_used(inst, board, spans[0][k], spans[1][k]) for k in range(2)])
+    else:
+        used = jax.vmap(_used, in_axes=(None, None, 0, 0))(inst, board, spans[0], spans[1])
     lowest = jax.vmap(_lowest, in_axes=(0, None))(used, width)
     copy_off = jnp.where(placed, goff, lowest[0])
     x_off = jnp.where((inst.nocopy_lowest | is_out) & ~covered, jnp.where(placed, goff, lowest[1]), p_off)
