@@ -141,9 +141,9 @@ def _span(grid: Grid, start, end):
 #: Rows (or block summaries) a batch's `used` reads at a time, and block tags and summaries a
 #: single game's `fill` writes at a time between its end blocks.
 CHUNK = 8
-#: Grids of fewer steps are queried whole (`_used_blocks`) and keep no sub summaries: there two
-#: blocks and the summaries are a few KB, and the runs' reads only add to the compile and to
-#: the move (batch 256 at 3,140 buffers: 252k moves a second with sub summaries, 315k without).
+#: Grids of fewer steps are queried whole (`_used_blocks`) and keep no sub summaries (never
+#: read there, they would only add rows to every fill): there two blocks and the summaries are a
+#: few KB, and reading them in runs only adds to the compile and to the move.
 CHUNKED_FROM = 2048
 
 
@@ -293,8 +293,7 @@ def _fill_blocks(grid: Grid, start, end, mask, active) -> Grid:
 
 
 def _or_supers(supers, group: int, first, last, mask, on) -> jax.Array:
-    """`supers` (or some of their words: mask is uint32[W] of them) with `mask` ORed into the
-    supers of blocks first..last, where `on`."""
+    """`supers` with `mask` ORed into the supers of blocks first..last, where `on`."""
     j = jnp.arange(supers.shape[0])[:, None]
     return jnp.where(on & (j >= first // group) & (j <= last // group), supers | mask, supers)
 
@@ -342,6 +341,7 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
     target = jnp.where(fresh, 1 - grid.plane[ends], grid.plane[ends]).astype(jnp.int32)
     src = grid.plane[ends].astype(jnp.int32)
     rows_to = target.at[1].set(jnp.where(same, target[0], target[1]))  # one block: both writes on its plane
+    keep = (jax.vmap(lambda kb: _written_rows(grid, kb, lo, hi))(ends) & on)[:, :, None]  # (every window's)
 
     # (Both end blocks are read by one gather, before either is written. Slices read one by one
     # are fused by XLA into the writes, and then read the planes as they were before the first
@@ -359,8 +359,7 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
         """The rectangle's words [w, w + W) written: the end blocks' rows, the tags and summaries."""
         m = jax.lax.dynamic_slice(mask, (w,), (win,))
         slabs = jax.vmap(lambda p, kb: jax.lax.dynamic_slice(planes, (p, kb * q, w), (1, q, win))[0])(rows_to, ends)
-        keep = jax.vmap(lambda kb: _written_rows(grid, kb, lo, hi))(ends) & on
-        slabs = jnp.where(keep[:, :, None], slabs | m, slabs)
+        slabs = jnp.where(keep, slabs | m, slabs)
         slabs = slabs.at[1].set(jnp.where(same, slabs[0], slabs[1]))  # one block: the same write twice
         for e in range(2):
             planes = jax.lax.dynamic_update_slice(planes, slabs[e][None], (rows_to[e], ends[e] * q, w))
