@@ -125,24 +125,53 @@ def _train():
               f" {written['time_unit']} ({_faster(written)}) -> {solution_path}")
 
 
+def _generated(config, seed: int, i: int):
+    """(name, problem, rules) of generated program `seed` with the i-th mix of the config's sizes,
+    memory pressures, in-place shares, latency tables and NoCopy rules."""
+    from jaxmmap import generate
+
+    problem = generate(seed, num_instructions=config.instructions[i % len(config.instructions)],
+                       memory_fraction=config.memory_fractions[i % len(config.memory_fractions)],
+                       inplace_prob=config.inplace[(i // 2) % len(config.inplace)], latency_tables=i % 2 == 0)
+    rules = Rules(columns=columns_for(problem, config.columns),
+                  nocopy_offset="lowest" if (i // 3) % 2 else "same", output_nocopy=i % 6 != 5)
+    return f"generated-{seed}", problem, rules
+
+
 def _programs(config):
     """(name, problem, rules) of every training program of the generalist (configs/generalist.py)."""
-    from jaxmmap import generate
     from jaxmmap.core import suite
 
-    out = []
-    for i in range(config.generated):
-        problem = generate(i, num_instructions=config.instructions[i % len(config.instructions)],
-                           memory_fraction=config.memory_fractions[i % len(config.memory_fractions)],
-                           inplace_prob=config.inplace[(i // 2) % len(config.inplace)], latency_tables=i % 2 == 0)
-        rules = Rules(columns=columns_for(problem, config.columns),
-                      nocopy_offset="lowest" if (i // 3) % 2 else "same", output_nocopy=i % 6 != 5)
-        out.append((f"generated-{i}", problem, rules))
+    out = [_generated(config, i, i) for i in range(config.generated)]
     for name in suite.names("train"):
         row = next(r for r in suite.info() if r["name"] == name)
         if row["buffers"] <= config.suite_max_buffers:
             problem = suite.load(name)
             out.append((name, problem, Rules(columns=columns_for(problem, config.columns))))
+    return out
+
+
+def _drawn(config, programs, g: int):
+    """The improvement's programs of generation g: `drawn` fresh generated ones (seeds from
+    10,000 on: neither the imitation's, the selection's nor the held-out ones) and `replayed`
+    of the training programs, in turn."""
+    from jaxmmap.agent import generalist
+
+    k, m = config.drawn, config.replayed
+    fresh = [_generated(config, 10_000 + g * k + j, g * k + j) for j in range(k)]
+    again = [programs[(g * m + j) % len(programs)] for j in range(min(m, len(programs)))]
+    return [generalist.padded(p, r) for _, p, r in fresh + again]
+
+
+def _selection(config):
+    """(name, problem, rules) of the generalist's selection programs: generated seeds that neither
+    the imitation nor the held-out measurements use (configs/generalist.py)."""
+    from jaxmmap import generate
+
+    out = []
+    for seed, count in config.selection:
+        problem = generate(seed, num_instructions=count)
+        out.append((f"generated-{seed}", problem, Rules(columns=columns_for(problem, config.columns))))
     return out
 
 
@@ -186,6 +215,14 @@ def _pretrain(config, workdir):
         result = generalist.fit(data, net, workdir=workdir, log=print)
         summary = {"config": config.to_dict(), "network": dataclasses.asdict(net), "programs": made,
                    "decisions": int(len(data["action"])), "loss": result["loss"], "accuracy": result["accuracy"]}
+        if net.generations > 0:
+            print(f"improving: {net.generations} generations of {net.population}, each on {config.drawn} fresh"
+                  f" generated programs and {config.replayed} training programs")
+            better = generalist.improve(
+                result["params"], lambda g: _drawn(config, programs, g),
+                [generalist.padded(p, r) for _, p, r in _selection(config)], net, workdir=workdir, log=print)
+            result["params"] = better["params"]
+            summary["improvement"] = {k: v for k, v in better.items() if k != "params"}
         write_json(os.path.join(workdir, "summary.json"), finite(summary), indent=2)
         if config.ship:
             folder = os.path.join(os.path.dirname(generalist.__file__), "..", generalist.SHIPPED)

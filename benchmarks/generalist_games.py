@@ -27,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import jax  # noqa: E402
+from flax import serialization  # noqa: E402
 
 from jaxmmap import Rules, generate  # noqa: E402
 from jaxmmap.agent import generalist  # noqa: E402
@@ -55,10 +56,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--instances", nargs="+", help="PROBLEMs (default: suite:held-out and the generated seeds)")
     parser.add_argument("--no-bound", action="store_true", help="skip the LP bound")
+    parser.add_argument("--params", help="a candidate's parameters (params.msgpack of a training run's"
+                        " workdir) instead of the shipped ones, with the shipped network config")
     args = parser.parse_args()
     problems = (open_problems(args.instances) if args.instances else
                 open_problems(["suite:held-out"]) + [generate(s, num_instructions=i) for s, i in GENERATED])
     shipped, config, _ = generalist.load()
+    if args.params:
+        with open(args.params, "rb") as f:
+            shipped = jax.tree.map(jax.numpy.asarray, serialization.msgpack_restore(f.read()))
     untrained = generalist.init_params(config)
     rules = Rules()
     print(f"device: {jax.devices()[0].platform}; one greedy game each, compile included, unplaced; "

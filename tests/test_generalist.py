@@ -56,6 +56,40 @@ def test_pretraining_gathers_rows_trains_resumes_and_survives_a_corrupt_checkpoi
     assert sorted(os.listdir(tmp_path / "run" / "rows")) == ["generated-0.npz", "generated-1.npz"]
 
 
+def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_path, capsys):
+    """Imitation, then the search in the parameters (`generalist.improve`): its generations run,
+    the kept parameters are never worse than the imitation's on the selection programs, a second
+    run redoes nothing, a corrupt checkpoint starts it over."""
+    config = _small_config(20)
+    config.selection, config.drawn, config.replayed = ((100, 12),), 1, 1
+    config.network.generations, config.network.population, config.network.select_every = 2, 2, 1
+    workdir = str(tmp_path / "run")
+    train._pretrain(config, workdir)
+    out = capsys.readouterr().out
+    assert "generation 1:" in out and "generation 2:" in out and "selection" in out
+    improvement = json.loads((tmp_path / "run" / "summary.json").read_text())["improvement"]
+    assert improvement["selection"] >= improvement["selection_at_start"] > 0
+
+    train._pretrain(config, workdir)  # done: no generation again
+    assert "generation " not in capsys.readouterr().out
+
+    (tmp_path / "run" / "improve.msgpack").write_bytes(b"not a checkpoint")
+    train._pretrain(config, workdir)
+    out = capsys.readouterr().out
+    assert "cannot be read" in out and "generation 2:" in out
+
+
+def test_padded_instances_play_the_same_game():
+    """The improvement pads programs to powers of two (few compiles): the same game, the same return."""
+    problem = generate(3, num_instructions=30)
+    rules = Rules()
+    params, config, _ = generalist.load()
+    a = generalist.play(params, make_instance(problem, rules), config=config)
+    b = generalist.play(params, generalist.padded(problem, rules), config=config)
+    assert generalist.padded(problem, rules).width.shape[0] == 128 != make_instance(problem, rules).width.shape[0]
+    assert float(a.board.ret) == float(b.board.ret) and int(a.moves) == int(b.moves)
+
+
 def test_an_untrained_generalist_plays_the_greedy_game():
     """The network's logits are the greedy scores plus a correction that starts at zero."""
     problem = generate(3, num_instructions=40, inplace_prob=0.2, latency_tables=True)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import importlib.resources
 import json
 import os
@@ -47,7 +48,7 @@ from jaxmmap.env import game
 from jaxmmap.env import observation as obs_lib
 from jaxmmap.env.instance import Instance, make_instance
 from jaxmmap.env.observation import NUM_DECISION_FEATURES, decision_features
-from jaxmmap.env.rollout import rollout
+from jaxmmap.env.rollout import rollout, rollouts, won_returns
 
 SHIPPED = "data/generalist"
 
@@ -63,6 +64,12 @@ class GeneralistConfig:
       learning_rate, weight_decay: AdamW's.
       checkpoint_every: steps between checkpoints.
       seed: the parameters' and the batches' seed.
+      generations: generations of the improvement after imitation (`improve`; 0: none).
+      population: its population (even: antithetic pairs).
+      sigma, es_learning_rate: its perturbations' standard deviation and Adam's learning rate.
+      select_every: generations between two plays of the mean on the selection programs.
+      search: what the improvement searches: "head" (the correction's last layer, 387 numbers:
+        the torso the imitation learned stays) or "all" the parameters.
       correction: the share of the learned correction the network's games play with: logits =
         greedy scores + correction x (the network's logits - greedy scores). Training ignores it.
         The shipped 0.5 was chosen on training programs (the suite's training split up to 5,000
@@ -78,6 +85,12 @@ class GeneralistConfig:
     weight_decay: float = 1e-4
     checkpoint_every: int = 500
     seed: int = 0
+    generations: int = 0
+    population: int = 16
+    sigma: float = 0.005
+    es_learning_rate: float = 0.003
+    select_every: int = 5
+    search: str = "head"
     correction: float = 1.0
 
 
@@ -200,6 +213,126 @@ def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str |
     value, accuracy = jax.jit(functools.partial(loss, config=config))(
         state["params"], data["phi"], data["legal"], data["action"])  # over all the rows
     return {"params": state["params"], "loss": float(value), "accuracy": float(accuracy)}
+
+
+# ----------------------------------------------------------------------------------------------
+# Improvement: a search in the parameters, across programs, on the true game.
+# ----------------------------------------------------------------------------------------------
+
+
+def padded(problem: Problem, rules: Rules) -> Instance:
+    """The program's instance padded to powers of two (buffers and steps from 128, latency
+    tables from 1), so that the improvement's dozens of programs share a few compiles: on the
+    CPU every compiled game holds its own memory maps, and one per program (48 of them) ran the
+    process out of them."""
+    up = lambda n, low: max(low, 1 << max(0, int(n) - 1).bit_length())  # noqa: E731
+    return make_instance(problem, rules, num_buffers=up(problem.num_buffers, 128),
+                         num_steps=up(problem.num_steps, 128), num_tables=up(len(problem.latency_tables), 1))
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def returns(stacked, instance: Instance, *, config: GeneralistConfig) -> jax.Array:
+    """float32[P]: the return of the greedy game of each of P parameter sets (`stacked`: a leading
+    axis of P), one batch; -inf for a lost game."""
+    ctx = obs_lib.context(instance)
+    size = jax.tree.leaves(stacked)[0].shape[0]
+    states = rollouts(instance, jax.random.split(jax.random.key(0), size), lambda p: policy(p, ctx, config),
+                      backup=True, params=stacked)
+    return won_returns(states)
+
+
+def untrained(params):
+    """The same network with its correction's last layer at zero: its games are the greedy
+    policy's."""
+    inner = dict(params["params"])
+    inner["policy"] = jax.tree.map(jnp.zeros_like, inner["policy"])
+    return {**params, "params": inner}
+
+
+def improve(params, draw, selection: list[Instance], config: GeneralistConfig, *, workdir: str | None = None,
+            log=print) -> dict:
+    """OpenAI-ES (evosax's `Open_ES`, antithetic pairs, Adam) over the network's parameters
+    (`config.search`: the correction's last layer, or all), from `params` (the imitation's), for
+    `config.generations` generations in all (across resumes). Generation g plays `draw(g)` (a list
+    of instances: fresh programs each generation, so that the search cannot fit a fixed set), and
+    a member's fitness is the mean over them of log(its greedy game's return / the greedy
+    policy's): the game itself, not agreement with a teacher. One batch per program holds the
+    population, the mean and the greedy policy (one compile per padded shape, `padded`). Every
+    `select_every` generations the mean plays the `selection` programs (neither trained on nor
+    held out), and the best mean so far by the same measure is kept; the start counts, so the
+    result is never worse there than the imitation. The search state is written atomically after
+    every generation (WORKDIR/improve.msgpack); a killed run resumes, an unreadable file or
+    other imitation parameters start the search over. Returns the kept parameters and their
+    scores (geometric means of the ratio to greedy's game on `selection`)."""
+    from evosax.algorithms import Open_ES  # here: pretraining without improvement needs no evosax
+
+    size = config.population + 2  # the members, the mean, the greedy policy
+    greedy = untrained(params)
+    if config.search == "head":
+        part = params["params"]["policy"]
+        one = lambda h: {**params, "params": {**params["params"], "policy": h}}  # noqa: E731
+    elif config.search == "all":
+        part, one = params, (lambda p: p)
+    else:
+        raise ValueError(f"search={config.search!r}: give 'head' or 'all'")
+    strategy = Open_ES(population_size=config.population, solution=part, use_antithetic_sampling=True,
+                       optimizer=optax.adam(config.es_learning_rate),
+                       std_schedule=optax.constant_schedule(config.sigma))
+    hyper = strategy.default_params
+
+    def ratios(stacked, instances):  # float64[programs, size - 1]: log(return / greedy's)
+        got = np.stack([np.asarray(returns(stacked, i, config=config)) for i in instances])
+        return np.log(np.maximum(got[:, :-1], 1e-12) / np.maximum(got[:, -1:], 1e-12))
+
+    def selected(p):  # the mean log-ratio of one parameter set's games on `selection`
+        if not selection:
+            return 0.0
+        stacked = jax.tree.map(lambda x, y: jnp.concatenate([jnp.broadcast_to(x, (size - 1, *x.shape)), y[None]]),
+                               p, greedy)
+        return float(np.mean(ratios(stacked, selection)[:, 0]))
+
+    key = jax.random.key(config.seed + 2)
+    origin = hashlib.sha256(b"".join(np.asarray(x, np.float32).tobytes() for x in jax.tree.leaves(params)))
+    state = {"es": strategy.init(key, part, hyper), "generation": 0, "best": params,
+             "score": selected(params), "origin": origin.hexdigest()}  # (origin: what it started from)
+    start_score = state["score"]
+    path = None if workdir is None else os.path.join(workdir, "improve.msgpack")
+    if path is not None and os.path.exists(path):
+        try:
+            with open(path, "rb") as f:
+                saved = serialization.from_bytes(state, f.read())
+            if saved["origin"] == state["origin"]:
+                state = saved
+            else:
+                log("the imitation's parameters changed: the improvement starts over")
+        except (ValueError, KeyError, TypeError) as e:
+            log(f"warning: the checkpoint {path} cannot be read ({type(e).__name__}); the improvement starts over")
+    ask = jax.jit(lambda k, s: strategy.ask(k, s, hyper))
+    tell = jax.jit(lambda k, m, f, s: strategy.tell(k, m, f, s, hyper))
+    everyone = jax.jit(lambda members, es: jax.vmap(one)(jax.tree.map(
+        lambda m, c: jnp.concatenate([m, c[None]]), members, strategy.get_mean(es))))
+    while int(state["generation"]) < config.generations:
+        g = int(state["generation"])
+        k_ask, k_tell = jax.random.split(jax.random.fold_in(key, g))
+        members, es = ask(k_ask, state["es"])
+        stacked = jax.tree.map(lambda x, y: jnp.concatenate([x, y[None]]), everyone(members, es), greedy)
+        fitness = ratios(stacked, draw(g)).mean(0)
+        es, _ = tell(k_tell, members, -jnp.asarray(fitness[:config.population], jnp.float32), es)
+        state = {**state, "es": es, "generation": g + 1}
+        line = (f"generation {g + 1}: the mean's games {np.exp(fitness[-1]):.4f}x greedy's, the best"
+                f" member's {np.exp(fitness[:-1].max()):.4f}x")
+        if (g + 1) % config.select_every == 0 or g + 1 == config.generations:
+            mean = one(strategy.get_mean(es))
+            score = selected(mean)
+            line += f"; selection {np.exp(score):.4f}x (kept {np.exp(max(score, float(state['score']))):.4f}x)"
+            if score > float(state["score"]):
+                state = {**state, "best": jax.tree.map(jnp.asarray, mean), "score": score}
+        if path is not None:
+            with atomic(path, "wb") as f:
+                f.write(serialization.to_bytes(state))
+        log(line)
+    return {"params": state["best"], "selection": float(np.exp(float(state["score"]))),
+            "selection_at_start": float(np.exp(start_score))}
 
 
 # ----------------------------------------------------------------------------------------------
