@@ -16,6 +16,10 @@ scores plus a learned correction (zero at the start), trained by AdamW on the cr
 the legal moves. Its greedy game then starts where the greedy policy stands and moves toward
 the teacher's decisions wherever they generalise.
 
+After the imitation, `improve` can search the network's parameters on the game itself
+(OpenAI-ES over fresh programs, the best mean kept by selection programs): off by default
+(`generations=0`), since it measured no gain on programs it was not searched on (docs/agent.md).
+
 The rows of each program are gathered once (`rows.npz` in the workdir); the parameters and the
 optimizer state are checkpointed every `checkpoint_every` steps (`state.msgpack`, written
 atomically), so a killed run resumes where it stopped. `ship` writes the parameters and the
