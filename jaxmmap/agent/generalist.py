@@ -188,6 +188,19 @@ def train_step(params, opt_state, key, data, *, config: GeneralistConfig):
     return optax.apply_updates(params, updates), opt_state, value, accuracy
 
 
+def _restored(path: str | None, state: dict, what: str, log) -> dict:
+    """`state` as checkpointed at `path`, or `state` itself where there is none, or where it is cut
+    short or not ours (then with a warning: `what` starts over)."""
+    if path is None or not os.path.exists(path):
+        return state
+    try:
+        with open(path, "rb") as f:
+            return serialization.from_bytes(state, f.read())
+    except (ValueError, KeyError, TypeError) as e:
+        log(f"warning: the checkpoint {path} cannot be read ({type(e).__name__}); {what} starts over")
+        return state
+
+
 def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str | None = None,
         log=print) -> dict:
     """Trains the network on `data` (the rows of every training program, concatenated) for
@@ -197,12 +210,7 @@ def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str |
     opt_state = _optimizer(config).init(params)
     state = {"params": params, "opt_state": opt_state, "step": 0}
     path = None if workdir is None else os.path.join(workdir, "state.msgpack")
-    if path is not None and os.path.exists(path):
-        try:
-            with open(path, "rb") as f:
-                state = serialization.from_bytes(state, f.read())
-        except (ValueError, KeyError, TypeError) as e:  # cut short or not ours: start over
-            log(f"warning: the checkpoint {path} cannot be read ({type(e).__name__}); training starts over")
+    state = _restored(path, state, "training", log)
     data = jax.tree.map(jnp.asarray, data)
     key = jax.random.key(config.seed + 1)
     while int(state["step"]) < config.steps:
@@ -301,16 +309,11 @@ def improve(params, draw, selection: list[Instance], config: GeneralistConfig, *
              "score": selected(params), "origin": origin.hexdigest()}  # (origin: what it started from)
     start_score = state["score"]
     path = None if workdir is None else os.path.join(workdir, "improve.msgpack")
-    if path is not None and os.path.exists(path):
-        try:
-            with open(path, "rb") as f:
-                saved = serialization.from_bytes(state, f.read())
-            if saved["origin"] == state["origin"]:
-                state = saved
-            else:
-                log("the imitation's parameters changed: the improvement starts over")
-        except (ValueError, KeyError, TypeError) as e:
-            log(f"warning: the checkpoint {path} cannot be read ({type(e).__name__}); the improvement starts over")
+    saved = _restored(path, state, "the improvement", log)
+    if saved["origin"] != state["origin"]:
+        log("the imitation's parameters changed: the improvement starts over")
+    else:
+        state = saved
     ask = jax.jit(lambda k, s: strategy.ask(k, s, hyper))
     tell = jax.jit(lambda k, m, f, s: strategy.tell(k, m, f, s, hyper))
     everyone = jax.jit(lambda members, es: jax.vmap(one)(jax.tree.map(
