@@ -181,6 +181,7 @@ def _pretrain(config, workdir):
     import dataclasses
 
     import numpy as np
+    from flax import serialization
     from tqdm import tqdm
 
     from jaxmmap.agent import generalist
@@ -192,6 +193,8 @@ def _pretrain(config, workdir):
                                              for k, v in config.network.to_dict().items()})
     except TypeError as e:
         raise UserError(f"the config's network: {e}") from None
+    if config.generated > 100:  # seeds 100-109 select the improvement's parameters; 1000-1004 are held out
+        raise UserError(f"--config.generated={config.generated}: at most 100 (the seeds above are kept out of training)")
     programs = _programs(config)
     with owned(check_workdir(workdir)):
         os.makedirs(os.path.join(workdir, "rows"), exist_ok=True)
@@ -224,6 +227,8 @@ def _pretrain(config, workdir):
             result["params"] = better["params"]
             summary["improvement"] = {k: v for k, v in better.items() if k != "params"}
         write_json(os.path.join(workdir, "summary.json"), finite(summary), indent=2)
+        with atomic(os.path.join(workdir, "params.msgpack"), "wb") as f:  # (benchmarks/generalist_games.py --params)
+            f.write(serialization.to_bytes(result["params"]))
         if config.ship:
             folder = os.path.join(os.path.dirname(generalist.__file__), "..", generalist.SHIPPED)
             generalist.ship(result["params"], net, os.path.normpath(folder), summary)

@@ -56,8 +56,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--instances", nargs="+", help="PROBLEMs (default: suite:held-out and the generated seeds)")
     parser.add_argument("--no-bound", action="store_true", help="skip the LP bound")
-    parser.add_argument("--params", help="a candidate's parameters (params.msgpack of a training run's"
-                        " workdir) instead of the shipped ones, with the shipped network config")
+    parser.add_argument("--params", help="a candidate's parameters (params.msgpack of a training run's workdir,"
+                        " or of generalist_improve.py's) instead of the shipped ones, with the shipped network config")
     args = parser.parse_args()
     problems = (open_problems(args.instances) if args.instances else
                 open_problems(["suite:held-out"]) + [generate(s, num_instructions=i) for s, i in GENERATED])

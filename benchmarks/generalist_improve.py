@@ -5,8 +5,9 @@ improve the shipped network on programs it was not searched on?
     python benchmarks/generalist_improve.py --population 32 --sigma 0.01 --learning-rate 0.002
     python benchmarks/generalist_improve.py --fixed                                 # the 38 training programs
 
-It starts from the shipped parameters (the imitation's) and runs the improvement as
-`train.py --config configs/generalist.py --config.network.generations=G` does: each generation
+It starts from the shipped parameters (the imitation's) and runs the improvement of
+`train.py --config configs/generalist.py --config.network.generations=G`, with the search's
+settings given here (its defaults are the runs of docs/agent.md, not the config's): each generation
 plays fresh generated programs (`--drawn`, seeds from 10,000 on) and training programs in turn
 (`--replayed`), or with `--fixed` every training program every generation. Every `--select-every`
 generations the mean plays the selection programs (generated seeds 100-109, neither trained on
@@ -14,7 +15,8 @@ nor held out); each line prints the mean's games over greedy's (geometric mean) 
 generation's programs and, where measured, on the selection programs beside the best kept. The
 kept parameters are written to WORKDIR/params.msgpack; `python benchmarks/generalist_games.py
 --params WORKDIR/params.msgpack` measures them on the held-out programs. The persistent
-compilation cache is on (every shape compiles once across runs).
+compilation cache is on (every shape compiles once across runs). A workdir holding a run of the
+same settings resumes it; other settings start over.
 """
 
 from __future__ import annotations

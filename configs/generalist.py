@@ -36,5 +36,5 @@ def get_config() -> ml_collections.ConfigDict:
     config.network = ml_collections.ConfigDict(dict(
         widths=(128, 128), steps=3000, batch_size=1024, learning_rate=1e-3, weight_decay=1e-4,
         checkpoint_every=500, seed=0, correction=0.5,
-        generations=0, population=16, sigma=0.005, es_learning_rate=0.003, select_every=5))
+        generations=0, population=16, sigma=0.005, es_learning_rate=0.003, select_every=5, search="head"))
     return config

@@ -73,21 +73,42 @@ def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_pat
     train._pretrain(config, workdir)  # done: no generation again
     assert "generation " not in capsys.readouterr().out
 
+    assert (tmp_path / "run" / "params.msgpack").stat().st_size > 0  # (generalist_games.py --params)
+
+    config.network.sigma = 0.01  # other settings: not the same search
+    train._pretrain(config, workdir)
+    out = capsys.readouterr().out
+    assert "settings changed" in out and "generation 2:" in out
+
     (tmp_path / "run" / "improve.msgpack").write_bytes(b"not a checkpoint")
     train._pretrain(config, workdir)
     out = capsys.readouterr().out
     assert "cannot be read" in out and "generation 2:" in out
 
 
-def test_padded_instances_play_the_same_game():
-    """The improvement pads programs to powers of two (few compiles): the same game, the same return."""
-    problem = generate(3, num_instructions=30)
+def test_the_generalist_keeps_its_training_seeds_apart():
+    config = _small_config(20)
+    config.generated = 101
+    with pytest.raises(train.UserError, match="at most 100"):
+        train._pretrain(config, "unused")
+
+
+def test_padded_instances_play_the_same_game_and_a_batch_plays_each_parameter_sets_game():
+    """The improvement pads programs to powers of two (few compiles): the same game, the same
+    return. Its batches (`returns`) play each parameter set's own game: the shipped network's and
+    the untrained one's (greedy's, the improvement's reference)."""
+    problem = generate(3, num_instructions=30, latency_tables=True)
     rules = Rules()
     params, config, _ = generalist.load()
-    a = generalist.play(params, make_instance(problem, rules), config=config)
-    b = generalist.play(params, generalist.padded(problem, rules), config=config)
-    assert generalist.padded(problem, rules).width.shape[0] == 128 != make_instance(problem, rules).width.shape[0]
+    padded, bucketed = generalist.padded(problem, rules), make_instance(problem, rules)
+    assert padded.width.shape[0] == 128 != bucketed.width.shape[0]
+    a = generalist.play(params, bucketed, config=config)
+    b = generalist.play(params, padded, config=config)
     assert float(a.board.ret) == float(b.board.ret) and int(a.moves) == int(b.moves)
+    greedy = rollout(bucketed, jax.random.key(0), greedy_policy, backup=True)
+    both = jax.tree.map(lambda *x: jax.numpy.stack(x), params, generalist.untrained(params))
+    got = np.asarray(generalist.returns(both, padded, config=config))
+    assert got.tolist() == [float(a.board.ret), float(greedy.board.ret)]
 
 
 def test_an_untrained_generalist_plays_the_greedy_game():

@@ -266,16 +266,15 @@ def improve(params, draw, selection: list[Instance], config: GeneralistConfig, *
     """OpenAI-ES (evosax's `Open_ES`, antithetic pairs, Adam) over the network's parameters
     (`config.search`: the correction's last layer, or all), from `params` (the imitation's), for
     `config.generations` generations in all (across resumes). Generation g plays `draw(g)` (a list
-    of instances: fresh programs each generation, so that the search cannot fit a fixed set), and
-    a member's fitness is the mean over them of log(its greedy game's return / the greedy
-    policy's): the game itself, not agreement with a teacher. One batch per program holds the
-    population, the mean and the greedy policy (one compile per padded shape, `padded`). Every
-    `select_every` generations the mean plays the `selection` programs (neither trained on nor
-    held out), and the best mean so far by the same measure is kept; the start counts, so the
-    result is never worse there than the imitation. The search state is written atomically after
-    every generation (WORKDIR/improve.msgpack); a killed run resumes, an unreadable file or
-    other imitation parameters start the search over. Returns the kept parameters and their
-    scores (geometric means of the ratio to greedy's game on `selection`)."""
+    of instances: fresh programs each generation, so that the search cannot fit a fixed set), and a
+    member's fitness is the mean over them of log(its greedy game's return / the greedy policy's):
+    the game itself, not agreement with a teacher. One batch per program holds the population, the
+    mean and the greedy policy. Every `select_every` generations the mean plays the `selection`
+    programs (neither trained on nor held out), and the best mean so far by the same measure is
+    kept; the start counts, so the result is never worse there than the imitation. The search state
+    is written atomically after every generation (WORKDIR/improve.msgpack); a killed run resumes, an
+    unreadable file or other imitation parameters start the search over. Returns the kept parameters
+    and their scores (geometric means of the ratio to greedy's game on `selection`)."""
     from evosax.algorithms import Open_ES  # here: pretraining without improvement needs no evosax
 
     size = config.population + 2  # the members, the mean, the greedy policy
@@ -292,7 +291,8 @@ def improve(params, draw, selection: list[Instance], config: GeneralistConfig, *
                        std_schedule=optax.constant_schedule(config.sigma))
     hyper = strategy.default_params
 
-    def ratios(stacked, instances):  # float64[programs, size - 1]: log(return / greedy's)
+    def ratios(stacked, instances):  # float64[programs, size - 1]: log(return / greedy's); a lost
+        # game (-inf) counts as a return of 1e-12: about log(1e-12 / greedy's), a heavy penalty
         got = np.stack([np.asarray(returns(stacked, i, config=config)) for i in instances])
         return np.log(np.maximum(got[:, :-1], 1e-12) / np.maximum(got[:, -1:], 1e-12))
 
@@ -304,16 +304,17 @@ def improve(params, draw, selection: list[Instance], config: GeneralistConfig, *
         return float(np.mean(ratios(stacked, selection)[:, 0]))
 
     key = jax.random.key(config.seed + 2)
-    origin = hashlib.sha256(b"".join(np.asarray(x, np.float32).tobytes() for x in jax.tree.leaves(params)))
-    state = {"es": strategy.init(key, part, hyper), "generation": 0, "best": params,
-             "score": selected(params), "origin": origin.hexdigest()}  # (origin: what it started from)
-    start_score = state["score"]
+    how = repr((config.search, config.population, config.sigma, config.es_learning_rate, config.seed)).encode()
+    origin = hashlib.sha256(how + b"".join(np.asarray(x, np.float32).tobytes() for x in jax.tree.leaves(params)))
+    fresh = {"es": strategy.init(key, part, hyper), "generation": 0, "best": params, "score": 0.0, "start": 0.0,
+             "origin": ""}  # (origin: the parameters it started from and the search's settings)
     path = None if workdir is None else os.path.join(workdir, "improve.msgpack")
-    saved = _restored(path, state, "the improvement", log)
-    if saved["origin"] != state["origin"]:
-        log("the imitation's parameters changed: the improvement starts over")
-    else:
-        state = saved
+    state = _restored(path, fresh, "the improvement", log)
+    if state["origin"] != origin.hexdigest():
+        if state is not fresh:
+            log("the imitation's parameters or the search's settings changed: the improvement starts over")
+        start = selected(params)
+        state = {**fresh, "score": start, "start": start, "origin": origin.hexdigest()}
     ask = jax.jit(lambda k, s: strategy.ask(k, s, hyper))
     tell = jax.jit(lambda k, m, f, s: strategy.tell(k, m, f, s, hyper))
     everyone = jax.jit(lambda members, es: jax.vmap(one)(jax.tree.map(
@@ -339,7 +340,7 @@ def improve(params, draw, selection: list[Instance], config: GeneralistConfig, *
                 f.write(serialization.to_bytes(state))
         log(line)
     return {"params": state["best"], "selection": float(np.exp(float(state["score"]))),
-            "selection_at_start": float(np.exp(start_score))}
+            "selection_at_start": float(np.exp(float(state["start"])))}
 
 
 # ----------------------------------------------------------------------------------------------
