@@ -195,20 +195,30 @@ def _pretrain(config, workdir):
         raise UserError(f"the config's network: {e}") from None
     if config.generated > 100:  # seeds 100-109 select the improvement's parameters; 1000-1004 are held out
         raise UserError(f"--config.generated={config.generated}: at most 100 (the seeds above are kept out of training)")
+    if config.teacher not in ("imitation", "lookahead"):
+        raise UserError(f"--config.teacher={config.teacher!r}: give imitation or lookahead")
+    lookahead = config.teacher == "lookahead"
     programs = _programs(config)
     with owned(check_workdir(workdir)):
         os.makedirs(os.path.join(workdir, "rows"), exist_ok=True)
         data, made = [], []
         for name, problem, rules in tqdm(programs, desc="teacher games", unit="program"):
-            path = os.path.join(workdir, "rows", slug(name) + ".npz")
+            path = os.path.join(workdir, "rows", slug(name) + (".lookahead" if lookahead else "") + ".npz")
             try:
                 with np.load(path) as f:
                     rows, about = {k: f[k] for k in ("phi", "legal", "action")}, json.loads(str(f["about"]))
             except (OSError, ValueError, KeyError):  # not gathered yet, or cut short: again
-                actions, ret, source = teacher(problem, rules)
-                rows = generalist.teacher_rows(problem, rules, actions)
-                about = {"program": name, "buffers": problem.num_buffers, "teacher": source,
-                         "teacher_return": ret, "rows": int(len(rows["action"]))}
+                if lookahead:
+                    rows = generalist.lookahead_rows(problem, rules, points=config.lookahead_points,
+                                                     seed=net.seed)
+                    about = {"program": name, "buffers": problem.num_buffers, "teacher": "lookahead",
+                             "rows": int(len(rows["action"])),
+                             "better_than_greedy": int(np.sum(rows["gain"] > 1.0))}
+                else:
+                    actions, ret, source = teacher(problem, rules)
+                    rows = generalist.teacher_rows(problem, rules, actions)
+                    about = {"program": name, "buffers": problem.num_buffers, "teacher": source,
+                             "teacher_return": ret, "rows": int(len(rows["action"]))}
                 with atomic(path, "wb") as f:
                     np.savez(f, about=json.dumps(about), **rows)
             data.append(rows)

@@ -6,6 +6,7 @@ share, as a ratio to the greedy policy's game (share 0); then per share the prog
 better, equal and worse, and the mean and geometric mean of the ratios.
 
     python benchmarks/generalist_correction.py --shares 0.25 0.5 0.75 1.0
+    python benchmarks/generalist_correction.py --params WORKDIR/params.msgpack   # a candidate
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import os
 
 os.environ.setdefault("JAXMMAP_COMPILATION_CACHE", "off")
 
+import jax  # noqa: E402
 import numpy as np  # noqa: E402
+from flax import serialization  # noqa: E402
 
 from jaxmmap import Rules, generate  # noqa: E402
 from jaxmmap.agent import generalist  # noqa: E402
@@ -29,10 +32,17 @@ GENERATED = tuple(zip(range(100, 110), (40, 80, 150, 300, 500, 800, 1000, 1200, 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shares", type=float, nargs="+", default=[0.25, 0.5, 0.75, 1.0])
+    parser.add_argument("--params", help="a candidate's parameters (params.msgpack of a training run's workdir)"
+                        " instead of the shipped ones, with the shipped network config")
+    parser.add_argument("--generated-only", action="store_true",
+                        help="only the generated seeds 100-109 (not the suite's training split)")
     args = parser.parse_args()
     params, config, _ = generalist.load()
+    if args.params:
+        with open(args.params, "rb") as f:
+            params = jax.tree.map(jax.numpy.asarray, serialization.msgpack_restore(f.read()))
     sizes = {r["name"]: r["buffers"] for r in suite.info()}
-    problems = [suite.load(n) for n in suite.names("train") if sizes[n] <= 5000]
+    problems = [] if args.generated_only else [suite.load(n) for n in suite.names("train") if sizes[n] <= 5000]
     problems += [generate(seed, num_instructions=i) for seed, i in GENERATED]
     print("share of the correction: the network's own game over the greedy policy's, training programs only")
     ratios = {a: [] for a in args.shares}

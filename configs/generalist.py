@@ -32,6 +32,11 @@ def get_config() -> ml_collections.ConfigDict:
     # held out (the held-out measurements use seeds 1000-1004)
     config.selection = ((100, 40), (101, 80), (102, 150), (103, 300), (104, 500), (105, 800), (106, 1000),
                         (107, 1200), (108, 300), (109, 600))
+    # the teacher: "imitation" (the better of the heuristic's and greedy's game, every real decision)
+    # or "lookahead" (one step of policy improvement over greedy at up to `lookahead_points` real
+    # decisions of greedy's game: each legal move played, greedy on to the end, the best one kept)
+    config.teacher = "imitation"
+    config.lookahead_points = 128
     config.ship = False  # write the trained network into the package
     config.network = ml_collections.ConfigDict(dict(
         widths=(128, 128), steps=3000, batch_size=1024, learning_rate=1e-3, weight_decay=1e-4,

@@ -19,6 +19,7 @@ from jaxmmap import Rules, bundled, generate, make_instance, validate
 from jaxmmap.agent import AgentConfig, expert, generalist
 from jaxmmap.agent.networks import NetworkConfig
 from jaxmmap.core import suite
+from jaxmmap.env import game
 from jaxmmap.env.rollout import greedy_policy, rollout
 from jaxmmap.solvers import agents, solve
 
@@ -84,6 +85,46 @@ def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_pat
     train._pretrain(config, workdir)
     out = capsys.readouterr().out
     assert "cannot be read" in out and "generation 2:" in out
+
+
+def test_the_lookahead_teacher_labels_the_move_whose_greedy_continuation_returns_most():
+    """`lookahead_rows`: at each real decision of greedy's game, the label is the legal move that,
+    followed by greedy to the end, returns most (greedy's own on ties), and `gain` is that return
+    over greedy's continuation. Checked against games played here move by move."""
+    problem = generate(2, num_instructions=12, latency_tables=True)
+    rules = Rules()
+    rows = generalist.lookahead_rows(problem, rules, points=16)
+    instance = generalist.padded(problem, rules)
+    step, greedy = jax.jit(game.step), jax.jit(greedy_policy)
+    recorded = np.asarray(generalist._greedy_game(instance))
+
+    def continuation(move: int, action: int) -> float:
+        state = game.init(instance, backup=True)
+        while not bool(state.done):
+            a = recorded[int(state.board.cursor)] if int(state.moves) < move else (
+                action if int(state.moves) == move else int(greedy(None, state)))
+            state = step(state, a)
+        return float(state.board.ret) if not bool(state.lost) else -np.inf
+
+    assert len(rows["action"]) > 0 and np.all(rows["legal"][np.arange(len(rows["action"])), rows["action"]])
+    assert np.sum(rows["gain"] > 1) >= 1  # (this program has a decision where leaving greedy pays)
+    for move, label, gain, legal in zip(rows["move"], rows["action"], rows["gain"], rows["legal"]):
+        mine = continuation(int(move), int(recorded[move]))
+        best = max(continuation(int(move), a) for a in range(3) if legal[a])
+        assert continuation(int(move), int(label)) == pytest.approx(best, rel=1e-6)
+        assert gain == pytest.approx(best / mine if best > mine * (1 + 1e-6) else 1.0, rel=1e-5)
+
+
+def test_pretraining_with_the_lookahead_teacher(tmp_path):
+    config = _small_config(10)
+    config.teacher, config.lookahead_points = "lookahead", 8
+    train._pretrain(config, str(tmp_path / "run"))
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert all(p["teacher"] == "lookahead" and 0 < p["rows"] <= 8 for p in summary["programs"])
+    assert sorted(os.listdir(tmp_path / "run" / "rows")) == ["generated-0.lookahead.npz", "generated-1.lookahead.npz"]
+    config.teacher = "oracle"
+    with pytest.raises(train.UserError, match="imitation or lookahead"):
+        train._pretrain(config, str(tmp_path / "run"))
 
 
 def test_the_generalist_keeps_its_training_seeds_apart():

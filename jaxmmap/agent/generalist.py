@@ -52,7 +52,7 @@ from jaxmmap.env import game
 from jaxmmap.env import observation as obs_lib
 from jaxmmap.env.instance import Instance, make_instance
 from jaxmmap.env.observation import NUM_DECISION_FEATURES, decision_features
-from jaxmmap.env.rollout import rollout, rollouts, won_returns
+from jaxmmap.env.rollout import greedy_policy, rollout, rollouts, won_returns
 
 SHIPPED = "data/generalist"
 
@@ -158,6 +158,59 @@ def teacher_rows(problem: Problem, rules: Rules, actions: np.ndarray) -> dict[st
     instance = make_instance(problem, rules)
     phi, legal, action, keep = (np.asarray(x) for x in _rows(instance, selfplay.padded_actions(instance, actions)))
     return {"phi": phi[keep], "legal": legal[keep], "action": action[keep]}
+
+
+@jax.jit
+def _greedy_game(instance: Instance):
+    """int32[N]: the greedy policy's won game (Drop-backup on) as an action per buffer."""
+    state = rollout(instance, jax.random.key(0), greedy_policy, backup=True)
+    return (state.board.records.bits & game._ACTION).astype(jnp.int32)
+
+
+def _deviation(recorded: jax.Array):
+    """A game policy per point (i, a) (int32[2]): `recorded[buffer]` for the first i moves, then `a`,
+    then the greedy policy to the end (Drop-backup on)."""
+    def make(point):
+        def act(key, state: game.State) -> jax.Array:
+            followed = recorded[jnp.minimum(state.board.cursor, recorded.shape[0] - 1)]
+            later = jnp.where(state.moves == point[0], point[1], greedy_policy(key, state))
+            return jnp.where(state.moves < point[0], followed, later).astype(jnp.int32)
+        return act
+    return make
+
+
+@jax.jit
+def _deviations(instance: Instance, recorded: jax.Array, points: jax.Array) -> jax.Array:
+    """float32[P]: the return of each deviation `points[p]` (int32[P, 2]), one batch; -inf if lost."""
+    keys = jax.random.split(jax.random.key(0), points.shape[0])
+    return won_returns(rollouts(instance, keys, _deviation(recorded), backup=True, params=points))
+
+
+def lookahead_rows(problem: Problem, rules: Rules, *, points: int = 128, seed: int = 0) -> dict[str, np.ndarray]:
+    """Rows labelled by one step of policy improvement over the greedy policy: at up to `points`
+    real decisions of greedy's own game (all of them on small programs, else drawn with `seed`),
+    each legal move is played and greedy plays on to the end; the row's move is the one of the
+    best return (greedy's own where none is better by a millionth). Learning these is learning
+    where leaving greedy pays in the true game, not agreement with a plan. Each row also keeps
+    `gain` (float32: the best return over greedy's continuation, 1 where greedy's is best) and
+    `move` (int32: the move of greedy's game it was taken at, one per buffer)."""
+    instance = padded(problem, rules)
+    recorded = _greedy_game(instance)
+    phi, legal, action, keep = (np.asarray(x) for x in _rows(instance, recorded))
+    real = np.flatnonzero(keep)
+    if len(real) > points:
+        real = np.sort(np.random.default_rng(seed).choice(real, points, replace=False))
+    chosen = np.resize(real, points) if len(real) else np.zeros(points, np.int64)  # one batch shape
+    grid = np.stack([np.repeat(chosen, 3), np.tile(np.arange(3), points)], 1).astype(np.int32)
+    got = np.asarray(_deviations(instance, recorded, jnp.asarray(grid))).reshape(points, 3)[:len(real)]
+    got = np.where(legal[real], got, -np.inf)
+    base = got[np.arange(len(real)), action[real]]
+    best = np.argmax(got, 1)
+    better = got[np.arange(len(real)), best] > base + 1e-6 * np.abs(base)
+    label = np.where(better, best, action[real]).astype(action.dtype)
+    gain = np.where(better, got[np.arange(len(real)), best] / np.where(base > 0, base, 1.0), 1.0)
+    return {"phi": phi[real], "legal": legal[real], "action": label, "gain": gain.astype(np.float32),
+            "move": real.astype(np.int32)}
 
 
 # ----------------------------------------------------------------------------------------------
