@@ -16,6 +16,10 @@ scores plus a learned correction (zero at the start), trained by AdamW on the cr
 the legal moves. Its greedy game then starts where the greedy policy stands and moves toward
 the teacher's decisions wherever they generalise.
 
+`config.teacher="lookahead"` of `configs/generalist.py` trains on other rows instead
+(`lookahead_rows`: one step of policy improvement over the greedy policy, at decisions of greedy's
+own game); off by default, as its network's games measured worse than greedy's (docs/agent.md).
+
 After the imitation, `improve` can search the network's parameters on the game itself
 (OpenAI-ES over fresh programs, the best mean kept by selection programs): off by default
 (`generations=0`), since it measured no gain on programs it was not searched on (docs/agent.md).
