@@ -175,9 +175,40 @@ def _selection(config):
     return out
 
 
+def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
+    """(rows, about) of one training program by the config's teacher: read from WORKDIR/rows/ (a
+    file per program, teacher and lookahead setting), else gathered and written there atomically."""
+    import numpy as np
+
+    from jaxmmap.agent import generalist
+    from jaxmmap.core.files import atomic, slug
+    from jaxmmap.solvers.agents import teacher
+
+    lookahead = config.teacher == "lookahead"
+    suffix = f".lookahead-{config.lookahead_points}-s{net.seed}" if lookahead else ""
+    path = os.path.join(workdir, "rows", slug(name) + suffix + ".npz")
+    try:
+        with np.load(path) as f:
+            return {k: f[k] for k in ("phi", "legal", "action")}, json.loads(str(f["about"]))
+    except (OSError, ValueError, KeyError):  # not gathered yet, or cut short: again
+        pass
+    about = {"program": name, "buffers": problem.num_buffers}
+    if lookahead:  # (the points drawn with the network's seed, where a program has more decisions)
+        rows = generalist.lookahead_rows(problem, rules, points=config.lookahead_points, seed=net.seed)
+        about.update(teacher="lookahead", rows=int(len(rows["action"])), better_than_greedy=int(rows["better"].sum()),
+                     max_gain=float(rows["gain"].max(initial=1.0)))
+    else:
+        actions, ret, source = teacher(problem, rules)
+        rows = generalist.teacher_rows(problem, rules, actions)
+        about.update(teacher=source, teacher_return=ret, rows=int(len(rows["action"])))
+    with atomic(path, "wb") as f:
+        np.savez(f, about=json.dumps(about), **rows)
+    return rows, about
+
+
 def _pretrain(config, workdir):
     """Pretrains the generalist (configs/generalist.py): the teacher's rows of every training
-    program (kept in WORKDIR/rows/, one file each), then the network (WORKDIR/state.msgpack)."""
+    program (kept in WORKDIR/rows/, `_teacher_rows`), then the network (WORKDIR/state.msgpack)."""
     import dataclasses
 
     import numpy as np
@@ -185,8 +216,7 @@ def _pretrain(config, workdir):
     from tqdm import tqdm
 
     from jaxmmap.agent import generalist
-    from jaxmmap.core.files import atomic, slug
-    from jaxmmap.solvers.agents import teacher
+    from jaxmmap.core.files import atomic
 
     try:
         net = generalist.GeneralistConfig(**{k: tuple(v) if isinstance(v, list | tuple) else v
@@ -197,30 +227,14 @@ def _pretrain(config, workdir):
         raise UserError(f"--config.generated={config.generated}: at most 100 (the seeds above are kept out of training)")
     if config.teacher not in ("imitation", "lookahead"):
         raise UserError(f"--config.teacher={config.teacher!r}: give imitation or lookahead")
-    lookahead = config.teacher == "lookahead"
+    if config.teacher == "lookahead" and not (isinstance(config.lookahead_points, int) and config.lookahead_points > 0):
+        raise UserError(f"--config.lookahead_points={config.lookahead_points!r}: give a positive number")
     programs = _programs(config)
     with owned(check_workdir(workdir)):
         os.makedirs(os.path.join(workdir, "rows"), exist_ok=True)
         data, made = [], []
         for name, problem, rules in tqdm(programs, desc="teacher games", unit="program"):
-            path = os.path.join(workdir, "rows", slug(name) + (".lookahead" if lookahead else "") + ".npz")
-            try:
-                with np.load(path) as f:
-                    rows, about = {k: f[k] for k in ("phi", "legal", "action")}, json.loads(str(f["about"]))
-            except (OSError, ValueError, KeyError):  # not gathered yet, or cut short: again
-                if lookahead:
-                    rows = generalist.lookahead_rows(problem, rules, points=config.lookahead_points,
-                                                     seed=net.seed)
-                    about = {"program": name, "buffers": problem.num_buffers, "teacher": "lookahead",
-                             "rows": int(len(rows["action"])),
-                             "better_than_greedy": int(np.sum(rows["gain"] > 1.0))}
-                else:
-                    actions, ret, source = teacher(problem, rules)
-                    rows = generalist.teacher_rows(problem, rules, actions)
-                    about = {"program": name, "buffers": problem.num_buffers, "teacher": source,
-                             "teacher_return": ret, "rows": int(len(rows["action"]))}
-                with atomic(path, "wb") as f:
-                    np.savez(f, about=json.dumps(about), **rows)
+            rows, about = _teacher_rows(config, net, workdir, name, problem, rules)
             data.append(rows)
             made.append(about)
         data = {k: np.concatenate([d[k] for d in data]) for k in ("phi", "legal", "action")}

@@ -44,7 +44,8 @@ def main():
     sizes = {r["name"]: r["buffers"] for r in suite.info()}
     problems = [] if args.generated_only else [suite.load(n) for n in suite.names("train") if sizes[n] <= 5000]
     problems += [generate(seed, num_instructions=i) for seed, i in GENERATED]
-    print("share of the correction: the network's own game over the greedy policy's, training programs only")
+    print("share of the correction: the network's own game over the greedy policy's"
+          + (", selection seeds 100-109" if args.generated_only else ", training split and selection seeds 100-109"))
     ratios = {a: [] for a in args.shares}
     for problem in problems:
         instance = make_instance(problem, Rules())

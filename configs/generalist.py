@@ -34,7 +34,8 @@ def get_config() -> ml_collections.ConfigDict:
                         (107, 1200), (108, 300), (109, 600))
     # the teacher: "imitation" (the better of the heuristic's and greedy's game, every real decision)
     # or "lookahead" (one step of policy improvement over greedy at up to `lookahead_points` real
-    # decisions of greedy's game: each legal move played, greedy on to the end, the best one kept)
+    # decisions of greedy's game, drawn with network.seed where it has more: each legal move played,
+    # greedy on to the end, the best one kept; measured worse than the imitation, docs/agent.md)
     config.teacher = "imitation"
     config.lookahead_points = 128
     config.ship = False  # write the trained network into the package

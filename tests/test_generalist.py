@@ -16,7 +16,7 @@ import pytest
 import train
 from configs import generalist as generalist_config
 from jaxmmap import Rules, bundled, generate, make_instance, validate
-from jaxmmap.agent import AgentConfig, expert, generalist
+from jaxmmap.agent import AgentConfig, expert, generalist, selfplay
 from jaxmmap.agent.networks import NetworkConfig
 from jaxmmap.core import suite
 from jaxmmap.env import game
@@ -88,31 +88,35 @@ def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_pat
 
 
 def test_the_lookahead_teacher_labels_the_move_whose_greedy_continuation_returns_most():
-    """`lookahead_rows`: at each real decision of greedy's game, the label is the legal move that,
-    followed by greedy to the end, returns most (greedy's own on ties), and `gain` is that return
-    over greedy's continuation. Checked against games played here move by move."""
+    """`lookahead_rows`: at each real decision of the replay of greedy's game, the label is the
+    legal move that, followed by greedy to the end, returns most (the replayed move on ties), and
+    `gain` is that return over the replayed move's. Checked against games played here move by
+    move."""
     problem = generate(2, num_instructions=12, latency_tables=True)
     rules = Rules()
     rows = generalist.lookahead_rows(problem, rules, points=16)
     instance = generalist.padded(problem, rules)
     step, greedy = jax.jit(game.step), jax.jit(greedy_policy)
-    recorded = np.asarray(generalist._greedy_game(instance))
+    follow = jax.jit(selfplay.follow(generalist._greedy_game(instance)))
 
-    def continuation(move: int, action: int) -> float:
+    def continuation(move: int, action: int | None) -> float:  # None: the replayed move there too
         state = game.init(instance, backup=True)
         while not bool(state.done):
-            a = recorded[int(state.board.cursor)] if int(state.moves) < move else (
-                action if int(state.moves) == move else int(greedy(None, state)))
-            state = step(state, a)
+            m = int(state.moves)
+            played = action if m == move and action is not None else (
+                follow(None, state) if m <= move else greedy(None, state))
+            state = step(state, played)
         return float(state.board.ret) if not bool(state.lost) else -np.inf
 
     assert len(rows["action"]) > 0 and np.all(rows["legal"][np.arange(len(rows["action"])), rows["action"]])
-    assert np.sum(rows["gain"] > 1) >= 1  # (this program has a decision where leaving greedy pays)
-    for move, label, gain, legal in zip(rows["move"], rows["action"], rows["gain"], rows["legal"]):
-        mine = continuation(int(move), int(recorded[move]))
+    assert rows["better"].sum() >= 1  # (this program has a decision where leaving greedy pays)
+    for move, label, gain, better, legal in zip(rows["move"], rows["action"], rows["gain"], rows["better"],
+                                                rows["legal"]):
+        mine = continuation(int(move), None)
         best = max(continuation(int(move), a) for a in range(3) if legal[a])
         assert continuation(int(move), int(label)) == pytest.approx(best, rel=1e-6)
-        assert gain == pytest.approx(best / mine if best > mine * (1 + 1e-6) else 1.0, rel=1e-5)
+        assert bool(better) == (best > mine * (1 + 1e-6))
+        assert gain == pytest.approx(best / mine if better else 1.0, rel=1e-5)
 
 
 def test_pretraining_with_the_lookahead_teacher(tmp_path):
@@ -121,10 +125,18 @@ def test_pretraining_with_the_lookahead_teacher(tmp_path):
     train._pretrain(config, str(tmp_path / "run"))
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert all(p["teacher"] == "lookahead" and 0 < p["rows"] <= 8 for p in summary["programs"])
-    assert sorted(os.listdir(tmp_path / "run" / "rows")) == ["generated-0.lookahead.npz", "generated-1.lookahead.npz"]
-    config.teacher = "oracle"
-    with pytest.raises(train.UserError, match="imitation or lookahead"):
-        train._pretrain(config, str(tmp_path / "run"))
+    assert summary["decisions"] == sum(p["rows"] for p in summary["programs"])
+    names = ["generated-0.lookahead-8-s0.npz", "generated-1.lookahead-8-s0.npz"]
+    assert sorted(os.listdir(tmp_path / "run" / "rows")) == names
+    config.lookahead_points = 4  # another setting: other rows, gathered again beside the first
+    train._pretrain(config, str(tmp_path / "run"))
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert all(0 < p["rows"] <= 4 for p in summary["programs"])
+    assert len(os.listdir(tmp_path / "run" / "rows")) == 4
+    for points, teacher in ((0, "lookahead"), (8, "oracle")):
+        config.lookahead_points, config.teacher = points, teacher
+        with pytest.raises(train.UserError, match="lookahead_points|imitation or lookahead"):
+            train._pretrain(config, str(tmp_path / "run"))
 
 
 def test_the_generalist_keeps_its_training_seeds_apart():

@@ -24,8 +24,8 @@ After the imitation, `improve` can search the network's parameters on the game i
 (OpenAI-ES over fresh programs, the best mean kept by selection programs): off by default
 (`generations=0`), since it measured no gain on programs it was not searched on (docs/agent.md).
 
-The rows of each program are gathered once (`rows.npz` in the workdir); the parameters and the
-optimizer state are checkpointed every `checkpoint_every` steps (`state.msgpack`, written
+The rows of each program are gathered once (WORKDIR/rows/, a file per program and teacher); the
+parameters and the optimizer state are checkpointed every `checkpoint_every` steps (`state.msgpack`, written
 atomically), so a killed run resumes where it stopped. `ship` writes the parameters and the
 config that made them into the package (`jaxmmap/data/generalist/`), where `load` finds them.
 flax's msgpack serialization is used rather than orbax here: the state is one small pytree of
@@ -166,19 +166,20 @@ def teacher_rows(problem: Problem, rules: Rules, actions: np.ndarray) -> dict[st
 
 @jax.jit
 def _greedy_game(instance: Instance):
-    """int32[N]: the greedy policy's won game (Drop-backup on) as an action per buffer."""
+    """int32[N]: the greedy policy's game (Drop-backup on: always won) as an action per buffer."""
     state = rollout(instance, jax.random.key(0), greedy_policy, backup=True)
-    return (state.board.records.bits & game._ACTION).astype(jnp.int32)
+    return jnp.maximum(state.board.action, 0)  # (padding buffers are never decided: Copy, unplayed)
 
 
 def _deviation(recorded: jax.Array):
-    """A game policy per point (i, a) (int32[2]): `recorded[buffer]` for the first i moves, then `a`,
-    then the greedy policy to the end (Drop-backup on)."""
+    """A game policy per point (i, a) (int32[2]): the replay of `recorded` (`selfplay.follow`, as
+    `_rows` replays it) for the first i moves, then `a`, then the greedy policy to the end."""
+    follow = selfplay.follow(recorded)
+
     def make(point):
         def act(key, state: game.State) -> jax.Array:
-            followed = recorded[jnp.minimum(state.board.cursor, recorded.shape[0] - 1)]
             later = jnp.where(state.moves == point[0], point[1], greedy_policy(key, state))
-            return jnp.where(state.moves < point[0], followed, later).astype(jnp.int32)
+            return jnp.where(state.moves < point[0], follow(key, state), later).astype(jnp.int32)
         return act
     return make
 
@@ -191,30 +192,39 @@ def _deviations(instance: Instance, recorded: jax.Array, points: jax.Array) -> j
 
 
 def lookahead_rows(problem: Problem, rules: Rules, *, points: int = 128, seed: int = 0) -> dict[str, np.ndarray]:
-    """Rows labelled by one step of policy improvement over the greedy policy: at up to `points`
-    real decisions of greedy's own game (all of them on small programs, else drawn with `seed`),
-    each legal move is played and greedy plays on to the end; the row's move is the one of the
-    best return (greedy's own where none is better by a millionth). Learning these is learning
-    where leaving greedy pays in the true game, not agreement with a plan. Each row also keeps
-    `gain` (float32: the best return over greedy's continuation, 1 where greedy's is best) and
-    `move` (int32: the move of greedy's game it was taken at, one per buffer)."""
+    """Rows labelled by one step of policy improvement over the greedy policy. Greedy's game is
+    replayed from its decisions (`_rows`); at up to `points` of the replay's real decisions (all
+    of them on small programs, else drawn with `seed`), each legal move is played and greedy plays
+    on to the end, 3 x `points` games in one batch. The row's move is the one of the best return:
+    the replayed (greedy's) move unless another returns more by a millionth, or unless the replayed
+    move's continuation is lost and another's is not. Learning these is learning where leaving
+    greedy pays in the true game, not agreement with a plan. Each row also keeps `better` (bool:
+    the label is not the replayed move), `gain` (float32: the label's return over the replayed
+    move's, 1 where that is best, inf where that one is lost) and `move` (int32: the replay's move
+    number, which is also the buffer)."""
     instance = padded(problem, rules)
     recorded = _greedy_game(instance)
     phi, legal, action, keep = (np.asarray(x) for x in _rows(instance, recorded))
     real = np.flatnonzero(keep)
     if len(real) > points:
         real = np.sort(np.random.default_rng(seed).choice(real, points, replace=False))
-    chosen = np.resize(real, points) if len(real) else np.zeros(points, np.int64)  # one batch shape
+    if not len(real):
+        return {"phi": phi[:0], "legal": legal[:0], "action": action[:0], "better": np.zeros(0, bool),
+                "gain": np.zeros(0, np.float32), "move": np.zeros(0, np.int32)}
+    chosen = np.resize(real, points)  # (one batch shape for every program of a padded size)
     grid = np.stack([np.repeat(chosen, 3), np.tile(np.arange(3), points)], 1).astype(np.int32)
     got = np.asarray(_deviations(instance, recorded, jnp.asarray(grid))).reshape(points, 3)[:len(real)]
+    rows = np.arange(len(real))
     got = np.where(legal[real], got, -np.inf)
-    base = got[np.arange(len(real)), action[real]]
-    best = np.argmax(got, 1)
-    better = got[np.arange(len(real)), best] > base + 1e-6 * np.abs(base)
+    mine, best = got[rows, action[real]], np.argmax(got, 1)
+    top = got[rows, best]
+    with np.errstate(invalid="ignore"):
+        better = np.isfinite(top) & (~np.isfinite(mine) | (top > mine + 1e-6 * np.abs(mine)))
     label = np.where(better, best, action[real]).astype(action.dtype)
-    gain = np.where(better, got[np.arange(len(real)), best] / np.where(base > 0, base, 1.0), 1.0)
-    return {"phi": phi[real], "legal": legal[real], "action": label, "gain": gain.astype(np.float32),
-            "move": real.astype(np.int32)}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = np.where(~better, 1.0, np.where(np.isfinite(mine) & (mine > 0), top / mine, np.inf))
+    return {"phi": phi[real], "legal": legal[real], "action": label, "better": better,
+            "gain": gain.astype(np.float32), "move": real.astype(np.int32)}
 
 
 # ----------------------------------------------------------------------------------------------
