@@ -14,19 +14,20 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import sys
 
 os.environ.setdefault("JAXMMAP_COMPILATION_CACHE", "off")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import jax  # noqa: E402
 import numpy as np  # noqa: E402
-from flax import serialization  # noqa: E402
 
+from configs import generalist as generalist_config  # noqa: E402
 from jaxmmap import Rules, generate  # noqa: E402
 from jaxmmap.agent import generalist  # noqa: E402
 from jaxmmap.core import suite  # noqa: E402
 from jaxmmap.env.instance import make_instance  # noqa: E402
 
-GENERATED = tuple(zip(range(100, 110), (40, 80, 150, 300, 500, 800, 1000, 1200, 300, 600)))
+GENERATED = generalist_config.get_config().selection  # (seed, instructions): the selection programs
 
 
 def main():
@@ -40,7 +41,7 @@ def main():
     params, config, _ = generalist.load()
     if args.params:
         with open(args.params, "rb") as f:
-            params = jax.tree.map(jax.numpy.asarray, serialization.msgpack_restore(f.read()))
+            params = generalist.params_from(f.read())
     sizes = {r["name"]: r["buffers"] for r in suite.info()}
     problems = [] if args.generated_only else [suite.load(n) for n in suite.names("train") if sizes[n] <= 5000]
     problems += [generate(seed, num_instructions=i) for seed, i in GENERATED]

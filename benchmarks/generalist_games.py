@@ -27,7 +27,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import jax  # noqa: E402
-from flax import serialization  # noqa: E402
 
 from jaxmmap import Rules, generate  # noqa: E402
 from jaxmmap.agent import generalist  # noqa: E402
@@ -64,7 +63,7 @@ def main():
     shipped, config, _ = generalist.load()
     if args.params:
         with open(args.params, "rb") as f:
-            shipped = jax.tree.map(jax.numpy.asarray, serialization.msgpack_restore(f.read()))
+            shipped = generalist.params_from(f.read())
     untrained = generalist.init_params(config)
     rules = Rules()
     print(f"device: {jax.devices()[0].platform}; one greedy game each, compile included, unplaced; "

@@ -431,7 +431,11 @@ def load() -> tuple[object, GeneralistConfig, dict]:
     root = importlib.resources.files("jaxmmap").joinpath(SHIPPED)
     about = json.loads(root.joinpath("config.json").read_text(encoding="utf-8"))
     config = GeneralistConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in about["network"].items()})
-    # (restored as the nested dict it was written from, without initialising a network to read it
-    # into: that init cost 1.7 s of a 10 s budget)
-    params = jax.tree.map(jnp.asarray, serialization.msgpack_restore(root.joinpath("params.msgpack").read_bytes()))
-    return params, config, about
+    return params_from(root.joinpath("params.msgpack").read_bytes()), config, about
+
+
+def params_from(data: bytes):
+    """Parameters as `ship` and `train.py` write them (msgpack), restored as the nested dict they
+    were written from, without initialising a network to read them into (that init cost 1.7 s of
+    a 10 s budget)."""
+    return jax.tree.map(jnp.asarray, serialization.msgpack_restore(data))
