@@ -19,7 +19,8 @@ from jaxmmap import Rules, bundled, generate, make_instance, validate
 from jaxmmap.agent import AgentConfig, expert, generalist, selfplay
 from jaxmmap.agent.networks import NetworkConfig
 from jaxmmap.core import suite
-from jaxmmap.env import game
+from jaxmmap.env import game, observation
+from jaxmmap.env.observation import NUM_DECISION_FEATURES
 from jaxmmap.env.rollout import greedy_policy, rollout
 from jaxmmap.solvers import agents, solve
 
@@ -197,10 +198,16 @@ def test_the_generalist_solver_plays_the_networks_game_then_draws_games_while_it
 
 
 def test_the_expert_search_can_start_from_the_shipped_generalist():
-    params, _, _ = generalist.load()
+    params, config, _ = generalist.load()
     instance = make_instance(bundled("tiny"), Rules())
     state = expert.init(instance, AgentConfig(pretrained=True))
-    chex.assert_trees_all_close(state.learner.params, params)
+    # its network plays the generalist's games: the correction at the shipped share
+    chex.assert_trees_all_close(state.learner.params, generalist.with_correction(params, config.correction))
+    phi = jax.random.normal(jax.random.key(0), (5, NUM_DECISION_FEATURES))
+    net, greedy = generalist.network(config), observation.greedy_scores(phi)
+    whole = net.apply(params, phi)[0]
+    chex.assert_trees_all_close(net.apply(state.learner.params, phi)[0],
+                                greedy + config.correction * (whole - greedy), atol=1e-5)
     small = dataclasses.replace(NetworkConfig.small(), decision=(8,))
     with pytest.raises(ValueError, match="widths"):
         expert.init(instance, AgentConfig(pretrained=True, network=small))

@@ -20,6 +20,7 @@ from jaxmmap.solvers.evolution import egrl as egrl_module
 from jaxmmap.solvers.evolution import es as es_module
 from jaxmmap.solvers.evolution import policy
 from jaxmmap.solvers.exhaustive import exhaustive
+from jaxmmap.solvers.simple import greedy
 
 SOLVERS = {"es": (es_module.es, ES_OPTIONS), "egrl": (egrl_module.egrl, EGRL_OPTIONS)}
 
@@ -172,7 +173,6 @@ def test_es_generation_traces_once():
 @pytest.mark.parametrize("name", ["es", "egrl"])
 def test_real_instance_beats_greedy_start(name):
     from jaxmmap.core import suite as benchmarks
-    from jaxmmap.solvers.simple import greedy
 
     problem = benchmarks.load("resnet18_infer@tpu_v4i-30")
     fn = {"es": es_module.es, "egrl": egrl_module.egrl}[name]
@@ -191,3 +191,22 @@ def test_prod_starts_from_the_heuristic_where_single_games_keep_checkpoints(monk
     result = agents.prod(problem, 60, 0, from_heuristic=True, max_iterations=1, games=4)
     assert validate(problem, result.solution).ok
     assert result.solution.ret >= result.info["heuristic"]
+
+
+@pytest.mark.parametrize("pretrained", [False, True])
+def test_muzero_on_a_large_program_starts_from_single_games_and_returns_them_if_nothing_beats_them(
+        monkeypatch, pretrained):
+    """Above `agents.LARGE` buffers a generation can outlast the budget: the expert search then
+    starts from `greedy`'s game, and pretrained from the better of it and the shipped network's
+    (`generalist`), and returns that start where no game of its own beats it (no chunk here)."""
+    monkeypatch.setattr(agents, "LARGE", 1)
+    problem = generate(11, num_instructions=37, inplace_prob=0.2)
+    result = agents.muzero(problem, 60, 0, max_iterations=0, games=4, pretrained=pretrained)
+    greedy_game = greedy(problem, 10.0, 0).solution
+    starts = [greedy_game] + ([agents.generalist(problem, 10.0, 0).solution] if pretrained else [])
+    best = max(starts, key=lambda s: s.ret)
+    assert result.info["start"] == best.solver and result.info["iterations"] == 0
+    assert result.solution.solver == "muzero" and validate(problem, result.solution).ok
+    np.testing.assert_array_equal(result.solution.action, best.action)
+    assert result.solution.ret == pytest.approx(max(s.ret for s in starts))
+    check_trace(result)

@@ -82,8 +82,10 @@ class AgentConfig:
       moves_per_update: self-play moves (of all games) per learner step.
       min_replay_moves: the learner waits until the replay holds this many moves per game.
       pretrained: the expert mode's network starts from the shipped generalist's parameters
-        (`agent.generalist.load()`, pretrained across programs) instead of fresh ones; its
-        widths must be the generalist's (`network.decision`).
+        (`agent.generalist.load()`, pretrained across programs), its correction at the share
+        the generalist's games play with (`generalist.with_correction`: its argmax game is
+        the `generalist` solver's), instead of fresh ones; its widths must be the generalist's
+        (`network.decision`).
     Execution:
       updates_per_chunk: learner steps in one jitted `lax.scan` chunk (the host logs and
         checkpoints between chunks).

@@ -101,6 +101,7 @@ def init(instance: Instance, config: AgentConfig, *, seed: int = 0,
         if tuple(shipped.widths) != tuple(config.network.decision):
             raise ValueError(f"pretrained: the generalist's widths {shipped.widths} are not the network's"
                              f" {config.network.decision}")
+        params = generalist.with_correction(params, shipped.correction)  # its games, as shipped
     state = _init(instance, jax.random.key(seed), actions, params, config=config)
     if demonstration is not None and not np.isfinite(float(state.best_return)):
         raise ValueError("the demonstration does not replay to a won game: give a won game's"

@@ -320,12 +320,19 @@ def returns(stacked, instance: Instance, *, config: GeneralistConfig) -> jax.Arr
     return won_returns(states)
 
 
+def with_correction(params, share: float):
+    """The same network with its correction's last layer times `share`: its plain logits
+    (`PolicyValueNet`) are then those of `policy` with `correction=share` (the correction is
+    linear in that layer). At 0 its games are the greedy policy's."""
+    inner = dict(params["params"])
+    inner["policy"] = jax.tree.map(lambda x: x * jnp.asarray(share, x.dtype), inner["policy"])
+    return {**params, "params": inner}
+
+
 def untrained(params):
     """The same network with its correction's last layer at zero: its games are the greedy
     policy's."""
-    inner = dict(params["params"])
-    inner["policy"] = jax.tree.map(jnp.zeros_like, inner["policy"])
-    return {**params, "params": inner}
+    return with_correction(params, 0.0)
 
 
 def improve(params, draw, selection: list[Instance], config: GeneralistConfig, *, workdir: str | None = None,

@@ -85,27 +85,64 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     programs of more than 2,048 buffers, where a chunk is also one generation (the clock is
     looked at after each) unless `generations_per_chunk` is given.
 
+    On larger programs the expert mode first plays its start as single games
+    (`_first_game`: greedy's game, and with `pretrained` the shipped network's too), its first
+    best game and center: a generation there can take longer than the budget, and the solver
+    then returns that start instead of no game.
+
     Raises `NoGameError` when no game finished within the budget."""
+    large = problem.num_buffers > LARGE
     if options.get("mode", AgentConfig.mode) == "expert" and "games" not in options:
         options["games"] = default_games(problem.num_buffers, AgentConfig.games)
-    if problem.num_buffers > 2048 and "generations_per_chunk" not in options:
+    if large and "generations_per_chunk" not in options:
         # a generation of a large program takes seconds: look at the clock after each one
         # (2,700 buffers, 42 s: 48 s used instead of 62 s with 4 generations a chunk)
         options["generations_per_chunk"] = 1
     config = agent_config(**options)
     mode = config.mode
-    outcome = fit(problem, config, rules=rules, seed=seed, budget_s=budget_s,
+    began, first = time.perf_counter(), None
+    if large and mode == "expert" and demonstration is None:
+        first = _first_game(problem, START_SHARE * budget_s, seed, rules, config.pretrained)
+        demonstration = first.solution.action
+    before = time.perf_counter() - began
+    outcome = fit(problem, config, rules=rules, seed=seed, budget_s=budget_s - before,
                   max_iterations=max_iterations, padding=padding, solver="muzero",
                   demonstration=demonstration, progress=progress, workdir=workdir,
                   checkpoint_every=checkpoint_every)
-    if outcome.solution is None:
+    seconds = time.perf_counter() - began
+    solution, trace = outcome.solution, [(before + t, r) for t, r in outcome.trace]
+    if first is not None:
+        trace = [(before, first.solution.ret)] + trace
+        if solution is None:  # no game of the search beat its start
+            solution = dataclasses.replace(first.solution, solver="muzero")
+    if solution is None:
         raise NoGameError(
             f"the agent ({mode} mode) finished no game of {problem.name} within {budget_s:g} s"
-            f" ({outcome.seconds:.0f} s used, compilation included); raise the budget")
-    info = {"iterations": outcome.history[-1]["iteration"], "episodes": outcome.history[-1]["episodes"],
-            "mode": mode}
-    return Result(solution=outcome.solution, trace=tuple(outcome.trace), seconds=outcome.seconds,
-                  info=info)
+            f" ({seconds:.0f} s used, compilation included); raise the budget")
+    last = outcome.history[-1] if outcome.history else {"iteration": 0, "episodes": 0}  # (no chunk ended)
+    info = {"iterations": last["iteration"], "episodes": last["episodes"], "mode": mode,
+            "start": None if first is None else first.solution.solver}
+    return Result(solution=solution, trace=tuple(trace), seconds=seconds, info=info)
+
+
+#: Buffers above which `muzero` plays one generation a chunk and starts from `_first_game`.
+LARGE = 2048
+#: The most of `muzero`'s budget its first game(s) may take.
+START_SHARE = 0.25
+
+
+def _first_game(problem: Problem, budget_s: float, seed: int, rules: Rules, pretrained: bool) -> Result:
+    """The expert search's first best game and center, which its games must beat: `greedy`'s
+    game, and with `pretrained` the better of it and the shipped network's own (`generalist`;
+    greedy's is then the same compiled game with the correction at zero), each a single game
+    on the clock (ended Drop-first if it runs out)."""
+    if not pretrained:
+        return greedy(problem, budget_s, seed, rules=rules)
+    shipped = generalist_lib.load()[0]
+    own = _network_games(problem, budget_s / 2, seed, rules, shipped, samples=False)
+    plain = _network_games(problem, budget_s / 2, seed, rules, generalist_lib.untrained(shipped), samples=False,
+                           solver="greedy")
+    return own if own.solution.ret >= plain.solution.ret else plain
 
 
 #: The most of prod's budget the heuristic may take (it ends in seconds on the suite's programs).
@@ -183,8 +220,15 @@ def generalist(problem: Problem, budget_s: float, seed: int, *, rules: Rules = R
     buffers, 10 s and 30 s, placed) the drawn games' best, placed, was lower on 4, higher on 2
     and equal on 1 (a better game is not always a better start for the placer, and the draws
     take the placer's time); docs/agent.md."""
+    return _network_games(problem, budget_s, seed, rules, generalist_lib.load()[0], samples)
+
+
+def _network_games(problem: Problem, budget_s: float, seed: int, rules: Rules, shipped, samples: bool,
+                   solver: str = "generalist") -> Result:
+    """`generalist` with the parameters `shipped` (of the shipped network's widths: its compiled
+    game serves them), its solutions named `solver`."""
     clock = Anytime(budget_s)
-    shipped, config, _ = generalist_lib.load()
+    _, config, _ = generalist_lib.load()
     instance = make_instance(problem, rules)
     # the parameters, the instance's feature context and the temperature travel as the game's
     # own parameters (a batch of one), not as constants baked into the compiled loop
@@ -195,7 +239,7 @@ def generalist(problem: Problem, budget_s: float, seed: int, *, rules: Rules = R
         own = jax.tree.map(lambda x: jnp.asarray(x)[None], (shipped, context, jnp.float32(temperature)))
         state, finished = play_on_the_clock(clock, start(instance, 1), key[None], policy, params=own, **how)
         if bool(state.done[0]) and not bool(state.lost[0]):
-            clock.offer(to_solution(problem, nth_game(state, 0), rules, solver="generalist"))
+            clock.offer(to_solution(problem, nth_game(state, 0), rules, solver=solver))
         return finished
 
     key = jax.random.key(seed)
