@@ -64,7 +64,7 @@ def main():
     if args.params:
         with open(args.params, "rb") as f:
             shipped = generalist.params_from(f.read())
-    untrained = generalist.init_params(config)
+    untrained = generalist.untrained(shipped)  # (its games are the greedy policy's)
     rules = Rules()
     print(f"device: {jax.devices()[0].platform}; one greedy game each, compile included, unplaced; "
           "returns as fractions of the LP bound, speed-ups over the heuristic's solution (10 s)")

@@ -111,15 +111,14 @@ def init_params(config: GeneralistConfig):
 
 
 def policy(params, ctx: obs_lib.Context, config: GeneralistConfig, temperature=0.0):
-    """The network's game policy: the legal move of the largest logit (its greedy game), or with
-    `temperature` > 0 (a float or a traced float32[]: one compile for both) a legal move drawn
+    """The network's game policy, its logits the greedy scores plus `config.correction` of its
+    learned correction (`with_correction`): the legal move of the largest logit (its greedy
+    game), or with `temperature` > 0 (a float or a traced float32[]: one compile for both) a legal move drawn
     from the softmax of the logits over it."""
-    net = network(config)
+    net, played = network(config), with_correction(params, config.correction)
 
     def act(key, state: game.State) -> jax.Array:
-        phi = decision_features(state, ctx)[None]
-        greedy = obs_lib.greedy_scores(phi)[0]
-        scores = greedy + config.correction * (net.apply(params, phi)[0][0] - greedy)
+        scores = net.apply(played, decision_features(state, ctx)[None])[0][0]
         logits = jnp.where(game.legal_action_mask(state), scores, -jnp.inf)
         drawn = jax.random.categorical(key, logits / jnp.maximum(temperature, 1e-6))
         return jnp.where(temperature > 0, drawn, jnp.argmax(logits)).astype(jnp.int32)
