@@ -3,6 +3,9 @@ worse than its input, deterministic, a no-op on an optimum."""
 
 from __future__ import annotations
 
+import time
+import types
+
 import numpy as np
 import pytest
 
@@ -116,3 +119,30 @@ def test_fixed_decisions_from_the_command_line_are_one_clear_error():
         solve(bundled("tiny"), "cpsat", budget_s=1, decisions=[1, 2])
     with pytest.raises(UserError, match="hint must be"):
         solve(bundled("tiny"), "cpsat", budget_s=1, hint="nothing")
+
+
+def test_the_placer_keeps_time_to_check_its_result_within_the_budget(monkeypatch):
+    """The placed solution is validated after the local moves' deadline, as the input was first:
+    the deadline leaves that long (on a fake clock: each check takes 2 s of a 10 s budget)."""
+    from jaxmmap.solvers import placer
+
+    problem = _problems()[1]
+    raw = solve(problem, "greedy", budget_s=0.5, seed=0, rules=Rules(columns=auto_columns(problem)),
+                place=False).solution
+    now, deadlines = [time.perf_counter()], []
+    start = now[0]
+    real_check = placer.check_solution
+
+    def slow_check(*args, **kwargs):
+        now[0] += 2.0
+        return real_check(*args, **kwargs)
+
+    def improve(problem, rules, origin, *, deadline, **kwargs):
+        deadlines.append(deadline)
+        return origin, [0, 0]
+
+    monkeypatch.setattr(placer, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    monkeypatch.setattr(placer, "check_solution", slow_check)
+    monkeypatch.setattr(placer, "improve", improve)
+    place(problem, raw, budget_s=10)
+    assert deadlines == [start + 10 - 2.0]
