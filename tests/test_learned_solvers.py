@@ -210,3 +210,25 @@ def test_muzero_on_a_large_program_starts_from_single_games_and_returns_them_if_
     np.testing.assert_array_equal(result.solution.action, best.action)
     assert result.solution.ret == pytest.approx(max(s.ret for s in starts))
     check_trace(result)
+
+
+def test_an_expert_generation_ends_with_its_budget_not_its_grace(monkeypatch):
+    """The expert search's generation is played in slices that stop at the budget itself: the
+    placer's share of a solver's run comes after it (the 10% grace of `in_slices` would eat it)."""
+    from jaxmmap.agent import expert
+    from jaxmmap.agent.loop import agent_config
+    from jaxmmap.core.clock import Clock
+
+    seen = {}
+
+    def slices(clock, advance, carry, done, tail=None, *, deadline_s=None):
+        seen["deadline_s"] = deadline_s
+        return carry, False  # the budget ended inside the generation
+
+    monkeypatch.setattr(expert, "in_slices", slices)
+    instance = make_instance(bundled("tiny"), RULES)
+    config = agent_config(games=4)
+    state = expert.init(instance, config)
+    after, metrics = expert.chunk_on_clock(state, instance, jnp.float32(0), Clock(12.5), config=config)
+    assert seen["deadline_s"] == 12.5
+    assert metrics is None and after is state  # a generation cut by the budget does not count
