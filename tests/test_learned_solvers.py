@@ -212,9 +212,10 @@ def test_muzero_on_a_large_program_starts_from_single_games_and_returns_them_if_
     check_trace(result)
 
 
-def test_an_expert_generation_ends_with_its_budget_not_its_grace(monkeypatch):
-    """The expert search's generation is played in slices that stop at the budget itself: the
-    placer's share of a solver's run comes after it (the 10% grace of `in_slices` would eat it)."""
+def test_an_expert_generation_ends_with_its_budget_once_it_has_a_game(monkeypatch):
+    """Once it has a best game, the expert search plays a generation in slices that stop at the
+    budget itself: the placer's share of a solver's run comes after it (the 10% grace of
+    `in_slices` would eat it)."""
     from jaxmmap.agent import expert
     from jaxmmap.agent.loop import agent_config
     from jaxmmap.core.clock import Clock
@@ -226,9 +227,13 @@ def test_an_expert_generation_ends_with_its_budget_not_its_grace(monkeypatch):
         return carry, False  # the budget ended inside the generation
 
     monkeypatch.setattr(expert, "in_slices", slices)
-    instance = make_instance(bundled("tiny"), RULES)
+    problem = bundled("tiny")
+    instance = make_instance(problem, RULES)
     config = agent_config(games=4)
-    state = expert.init(instance, config)
-    after, metrics = expert.chunk_on_clock(state, instance, jnp.float32(0), Clock(12.5), config=config)
+    fresh = expert.init(instance, config)  # no game yet: the grace may give it its first
+    after, metrics = expert.chunk_on_clock(fresh, instance, jnp.float32(0), Clock(12.5), config=config)
+    assert seen["deadline_s"] is None
+    assert metrics is None and after is fresh  # a generation cut by the budget does not count
+    started = expert.init(instance, config, demonstration=greedy(problem, 10, 0, rules=RULES).solution.action)
+    expert.chunk_on_clock(started, instance, jnp.float32(0), Clock(12.5), config=config)
     assert seen["deadline_s"] == 12.5
-    assert metrics is None and after is state  # a generation cut by the budget does not count

@@ -408,13 +408,15 @@ def chunk_on_clock(state: ExpertState, instance: Instance, progress: jax.Array, 
     (`rollout.in_slices`: a generation of a large program takes minutes): (state, metrics with a
     leading axis of 1), or (state, None) when the budget ends inside it (it does not count).
 
-    The slices end with the budget itself, not with its 10% grace: the solvers follow the agent
-    with the placer, whose share of the run is what comes after this budget (nmt_train@gpu,
+    Once a best game exists, the slices end with the budget itself, not with its 10% grace (which
+    is for a first game): the solvers follow the agent with the placer, whose share of the run is
+    what comes after this budget (nmt_train@gpu,
     11,645 buffers, `muzero` at 600 s: a generation ran into the grace, 604.8 s were used, the
     placer had no time left and the solver wrote its raw game, 410.64; at 300 s, placed: 547.52)."""
     games = _begin(state, instance, config=config)
     games, whole = in_slices(clock, lambda g, moves: _play(state, g, instance, progress, moves, config=config),
-                             games, lambda g: ended(g, instance), deadline_s=clock.budget_s)
+                             games, lambda g: ended(g, instance),
+                             deadline_s=clock.budget_s if np.isfinite(float(state.best_return)) else None)
     if not whole:
         return state, None
     state, metrics = _end(state, games, instance, progress, config=config)
