@@ -410,9 +410,9 @@ def chunk_on_clock(state: ExpertState, instance: Instance, progress: jax.Array, 
 
     Once a best game exists, the slices end with the budget itself, not with its 10% grace (which
     is for a first game): the solvers follow the agent with the placer, whose share of the run is
-    what comes after this budget (nmt_train@gpu,
-    11,645 buffers, `muzero` at 600 s: a generation ran into the grace, 604.8 s were used, the
-    placer had no time left and the solver wrote its raw game, 410.64; at 300 s, placed: 547.52)."""
+    what comes after this budget (nmt_train@gpu, 11,645 buffers, `muzero` at 600 s: a generation
+    ran into the grace, 604.8 s were used, the placer had no time left and the solver wrote its
+    raw game, 410.64; with this deadline, 547.52 placed in 583.8 s)."""
     games = _begin(state, instance, config=config)
     games, whole = in_slices(clock, lambda g, moves: _play(state, g, instance, progress, moves, config=config),
                              games, lambda g: ended(g, instance),
