@@ -3,6 +3,8 @@ a game the budget cuts ended Drop-first into a valid solution (issue 26)."""
 
 from __future__ import annotations
 
+import types
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -165,3 +167,18 @@ def test_the_tail_of_a_game_ended_alone_counts_the_batch_moves_in_all(problem, m
     monkeypatch.setattr(base, "HELD_MOVES", 0)  # alone
     assert base.moves_left(states, 10.0, 3.0) == pytest.approx(left / (10.0 * 16 / base.BATCH_GAIN) + 3.0)
     assert base.moves_left(start(instance, 2), 10.0, 3.0) == pytest.approx(left / 10.0 + 3.0)  # (never below the batch rate)
+
+
+def test_slices_take_the_grace_only_for_a_first_solution():
+    """`in_slices`: past the budget but within its grace, games go on while the clock holds no
+    solution, and stop once it holds one (the placer's share comes after the budget)."""
+    clock = types.SimpleNamespace(budget_s=10.0, best=None, elapsed=lambda: 12.0)
+
+    def done(carry):
+        return jnp.asarray([carry >= 3])
+
+    carry, whole = rollout.in_slices(clock, lambda carry, moves: carry + 1, 0, done)
+    assert whole and carry == 3
+    clock.best = "a solution"
+    carry, whole = rollout.in_slices(clock, lambda carry, moves: carry + 1, 0, done)
+    assert not whole and carry == 1

@@ -252,15 +252,19 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     """Calls `advance(carry, moves) -> carry` (at most `moves` more moves of every game of a
     batch; `moves` an int32[], one compile for any count) in slices of about `SLICE_S` seconds,
     looking at the clock between them, until `done(carry)` (bool[G]) holds for every game or the
-    deadline passes (the budget, plus 10% and `GRACE_S` for games already under way). So a budget
-    holds at any program size. Returns (carry, whether every game ended).
+    deadline passes (the budget, plus 10% and `GRACE_S` for games already under way while the
+    clock holds no solution yet; once it holds one, the budget itself, so that what follows, the
+    placer's share of a run, keeps its time). So a budget holds at any program size. Returns
+    (carry, whether every game ended).
 
     `tail(carry, rate, first)` -> seconds: what the caller will still do once this returns
     unfinished (ending a game Drop-first: its moves left at `rate` moves a second, and a compile,
     which `first`, the first slice's seconds, bounds); the slices stop that much before the
     deadline. `deadline_s` (seconds on `clock`) replaces the default deadline: for work that
     must end with the budget itself. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)"""
-    deadline = 1.1 * clock.budget_s + GRACE_S if deadline_s is None else deadline_s
+    if deadline_s is None:
+        deadline_s = 1.1 * clock.budget_s + GRACE_S if clock.best is None else clock.budget_s
+    deadline = deadline_s
     moves, first, need = 8, None, 0.0  # the first slice also measures its compile: a few moves
     # (a searched move of a 51,090-buffer game took 0.5 s: 64 of them, 47 s of a 30 s budget)
     while True:
