@@ -155,20 +155,6 @@ def test_a_few_moves_after_the_compile_do_not_end_a_game_that_has_time(monkeypat
     assert whole and played["moves"] == 20_000
 
 
-def test_the_tail_of_a_game_ended_alone_counts_the_batch_moves_in_all(problem, monkeypatch):
-    """`moves_left`: inside its batch the furthest game moves at the batch's rate; alone, at the
-    batch's moves in all over BATCH_GAIN (a batch's rate would call a game of seconds minutes
-    long, and stop a generation at a tenth of its budget), plus the compile."""
-    instance = make_instance(problem, RULES)
-    states = start(instance, 16)
-    left = base._left(states)
-    monkeypatch.setattr(base, "HELD_MOVES", 10 ** 9)  # inside
-    assert base.moves_left(states, 10.0, 3.0) == pytest.approx(left / 10.0)
-    monkeypatch.setattr(base, "HELD_MOVES", 0)  # alone
-    assert base.moves_left(states, 10.0, 3.0) == pytest.approx(left / (10.0 * 16 / base.BATCH_GAIN) + 3.0)
-    assert base.moves_left(start(instance, 2), 10.0, 3.0) == pytest.approx(left / 10.0 + 3.0)  # (never below the batch rate)
-
-
 def test_slices_take_the_grace_only_for_a_first_solution():
     """`in_slices`: past the budget but within its grace, games go on while the clock holds no
     solution, and stop once it holds one (the placer's share comes after the budget)."""

@@ -124,23 +124,13 @@ def finish_furthest(states, keys: jax.Array, policy=drop_first_policy, params=No
     return take(ended, furthest)
 
 
-#: How many times more moves a second a batch of games makes in all than one game alone, at
-#: most, as `moves_left` assumes: batch 256 at 16,560 buffers, 158,547 moves a second in all,
-#: against about 62,000 for a greedy game alone at 18,012 buffers (2.6x).
-BATCH_GAIN = 4
-
-
 def moves_left(states, rate: float, first: float, *, compile_again: bool = False) -> float:
     """Seconds to end the furthest of a batch of games Drop-first (`finish_furthest`), for
-    `in_slices`'s tail: its buffers left at `rate` moves a second (the batch's rate) inside the
-    batch, or alone at the batch's moves in all over `BATCH_GAIN`; and where the finish compiles
-    its own loop (`compile_again`: its policy is not the batch's; or it is ended alone) the first
-    slice's seconds, which its compile dominates. (At the batch's own rate, ES's first
-    generation on 11,645 buffers, 33 games, stopped at 57 s of 600: its tail came to 540 s or
-    more, for a Drop-first game that ends alone in seconds.)"""
-    alone = not _inside(states)
-    speed = rate * max(states.done.shape[0] / BATCH_GAIN, 1.0) if alone else rate
-    return _left(states) / speed + (first if compile_again or alone else 0.0)
+    `in_slices`'s tail: its buffers left at `rate` moves a second (the batch's rate: at most the
+    rate of a game alone), and where the finish compiles its own loop (`compile_again`: its
+    policy is not the batch's; or it is ended alone) the first slice's seconds, which its
+    compile dominates."""
+    return _left(states) / rate + (first if compile_again or not _inside(states) else 0.0)
 
 
 def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params=None, finish: bool = True,
