@@ -10,3 +10,5 @@ A=suite:alexnet_train_b32@tpu_v4i; B=suite:wavenet_train@gpu; C=suite:nmt_train@
 wait
 # after the fix of the agent's deadline (commit d65a140):
 taskset -c 0 python -m jaxmmap compare --instances $C --solvers muzero --budget 600 --seeds 1 -o table2-600s-muzero-nmt-after > t2-muzero-after.log 2>&1
+# ES with the tail of commit 4f184b0 (reverted since):
+taskset -c 0 python -m jaxmmap compare --instances $C --solvers es --budget 600 --seeds 1 -o table2-600s-es-nmt-after > t2-es-after.log 2>&1
