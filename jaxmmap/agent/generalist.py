@@ -113,8 +113,8 @@ def init_params(config: GeneralistConfig):
 def policy(params, ctx: obs_lib.Context, config: GeneralistConfig, temperature=0.0):
     """The network's game policy, its logits the greedy scores plus `config.correction` of its
     learned correction (`with_correction`): the legal move of the largest logit (its greedy
-    game), or with `temperature` > 0 (a float or a traced float32[]: one compile for both) a legal move drawn
-    from the softmax of the logits over it."""
+    game), or with `temperature` > 0 (a float or a traced float32[]: one compile for both) a
+    legal move drawn from the softmax of the logits over it."""
     net, played = network(config), with_correction(params, config.correction)
 
     def act(key, state: game.State) -> jax.Array:

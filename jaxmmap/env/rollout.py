@@ -262,9 +262,9 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     which `first`, the first slice's seconds, bounds); the slices stop that much before the
     deadline. `deadline_s` (seconds on `clock`) replaces the default deadline: for work that
     must end with the budget itself. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)"""
-    if deadline_s is None:
-        deadline_s = 1.1 * clock.budget_s + GRACE_S if clock.best is None else clock.budget_s
     deadline = deadline_s
+    if deadline is None:  # (the grace is for a first solution only)
+        deadline = 1.1 * clock.budget_s + GRACE_S if clock.best is None else clock.budget_s
     moves, first, need = 8, None, 0.0  # the first slice also measures its compile: a few moves
     # (a searched move of a 51,090-buffer game took 0.5 s: 64 of them, 47 s of a 30 s budget)
     while True:
