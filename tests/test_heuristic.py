@@ -15,7 +15,7 @@ from jaxmmap.core.problem import COPY, DROP, NOCOPY
 from jaxmmap.core.rules import discretize
 from jaxmmap.solvers import solve
 from jaxmmap.solvers.exhaustive import exhaustive
-from jaxmmap.solvers.heuristic import Memory, heuristic, plan, play_plan
+from jaxmmap.solvers.heuristic import Memory, benefit_estimate, heuristic, plan, play_plan
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -108,6 +108,43 @@ def test_best_fit_takes_the_smallest_hole():
     assert memory.best_fit(np.arange(4), 5) == 4
     assert memory.best_fit(np.arange(4), 7) == 22
     assert memory.best_fit(np.arange(4), 11) == -1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_best_fit_matches_a_scan_of_the_columns(seed):
+    rng = np.random.default_rng(seed)
+    memory = Memory(discretize(make_problem([dict(t=0)], memory=40, supply=[1.0] * 6),
+                               Rules(columns=40)), 6)
+    for _ in range(int(rng.integers(0, 12))):
+        a = int(rng.integers(6))
+        memory.take(a, int(rng.integers(a, 6)), int(rng.integers(40)), int(rng.integers(1, 8)))
+    for _ in range(50):
+        steps = np.sort(rng.choice(6, int(rng.integers(1, 7)), replace=False))
+        width, lowest = int(rng.integers(1, 42)), bool(rng.integers(2))
+        free = ~memory.occ[steps, :40].any(axis=0)
+        runs = [(s, e - s) for s in range(40) for e in [s + int(np.argmin(np.append(free[s:], False)))]
+                if free[s] and (s == 0 or not free[s - 1])]  # (start, length) of each free run
+        fits = [(n, s) for s, n in runs if n >= width]
+        want = -1 if not fits else (min(s for _, s in fits) if lowest else min(fits)[1])
+        assert memory.best_fit(steps, width, lowest=lowest) == want
+
+
+def test_plans_sharing_a_problem_match_a_plan_of_their_own():
+    """The plans of one `prepared` problem share what depends on it alone (prefetch starts,
+    worths, work items): a plan made after others equals one made from scratch."""
+    problem = generate(3, num_instructions=200)
+    rules = Rules(columns=64)
+    d = discretize(problem, rules)
+    prepared = (d, benefit_estimate(problem, d))
+    first = plan(problem, rules, prepared=prepared)
+    plan(problem, rules, prepared=prepared, pins="never", preferred_overlap=2.0)
+    decisions = first.action.copy()
+    decisions[::3] = DROP
+    shared = plan(problem, rules, prepared=prepared, decisions=decisions)
+    alone = plan(problem, rules, decisions=decisions)
+    for field in ("action", "offset", "alloc_start", "alloc_end", "copy_start", "copy_end"):
+        np.testing.assert_array_equal(getattr(shared.solution, field), getattr(alone.solution, field))
+    assert shared.solution.ret == alone.solution.ret
 
 
 def _edf_feasible(supply, copies):

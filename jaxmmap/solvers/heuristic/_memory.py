@@ -23,6 +23,7 @@ class Memory:
     def __init__(self, d: Discretized, num_steps: int):
         self.columns = d.usable_columns
         self.occ = np.zeros((num_steps, max(self.columns, 1)), bool)
+        self._line = np.ones(self.columns + 2, bool)  # `best_fit`'s scratch: blocked columns, padded
         self.supply = d.supply.astype(np.int64)
         self.elapsed = np.concatenate([[0], np.cumsum(self.supply)])  # "time" in supply units
         self.cover = np.full(num_steps, -1, np.int64)  # copy covering edge k (steps k, k+1)
@@ -43,14 +44,21 @@ class Memory:
             return -1
         contiguous = steps.size and steps[-1] - steps[0] + 1 == steps.size
         rows = self.occ[steps[0]:steps[-1] + 1] if contiguous else self.occ[steps]  # a view if it can
-        blocked = rows.any(axis=0)[: self.columns]
-        edges = np.diff(np.concatenate([[1], blocked.astype(np.int8), [1]]))
-        starts, ends = np.flatnonzero(edges == -1), np.flatnonzero(edges == 1)
-        runs = ends - starts
-        ok = runs >= width
-        if not ok.any():
+        # the blocked columns between two blocked sentinels: the changes along it alternate,
+        # blocked to free (a run's start) and free to blocked (its end, exclusive)
+        line = self._line
+        np.logical_or.reduce(rows[:, : self.columns], axis=0, out=line[1:-1])
+        edges = np.flatnonzero(line[1:] != line[:-1])
+        starts = edges[0::2]
+        runs = edges[1::2] - starts
+        if not runs.size:
             return -1
-        return int(starts[ok][0] if lowest else starts[ok][np.argmin(runs[ok])])
+        if lowest:
+            ok = np.flatnonzero(runs >= width)
+            return int(starts[ok[0]]) if ok.size else -1
+        fitting = np.where(runs >= width, runs, self.columns + 1)
+        j = int(np.argmin(fitting))
+        return int(starts[j]) if fitting[j] <= self.columns else -1
 
     def free(self, a: int, b: int, offset: int, width: int) -> bool:
         return not self.occ[a:b + 1, offset:offset + width].any()
