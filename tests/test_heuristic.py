@@ -110,23 +110,34 @@ def test_best_fit_takes_the_smallest_hole():
     assert memory.best_fit(np.arange(4), 11) == -1
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_best_fit_matches_a_scan_of_the_columns(seed):
+@pytest.mark.parametrize("seed,steps", [(0, 6), (1, 6), (2, 6), (3, 400), (4, 400), (5, 400)])
+def test_best_fit_matches_a_scan_of_the_columns(seed, steps):
+    """Short programs read the rows; long spans (400 steps) read the block summaries, which
+    `release` keeps exact."""
     rng = np.random.default_rng(seed)
-    memory = Memory(discretize(make_problem([dict(t=0)], memory=40, supply=[1.0] * 6),
-                               Rules(columns=40)), 6)
-    for _ in range(int(rng.integers(0, 12))):
-        a = int(rng.integers(6))
-        memory.take(a, int(rng.integers(a, 6)), int(rng.integers(40)), int(rng.integers(1, 8)))
+    memory = Memory(discretize(make_problem([dict(t=0)], memory=40, supply=[1.0] * steps),
+                               Rules(columns=40)), steps)
+    taken = []
+    for _ in range(int(rng.integers(0, 12 if steps < 64 else 60))):
+        a = int(rng.integers(steps))
+        taken.append((a, int(rng.integers(a, min(steps, a + 1 + int(rng.integers(1, 300))))),
+                      int(rng.integers(40)), int(rng.integers(1, 8))))
+        memory.take(*taken[-1])
+    for k in rng.permutation(len(taken))[: len(taken) // 3]:  # taken back, as `undo` does
+        memory.release(*taken[k])
+        for other in taken[:k] + taken[k + 1:]:  # (overlapping takes keep their cells)
+            memory.take(*other)
     for _ in range(50):
-        steps = np.sort(rng.choice(6, int(rng.integers(1, 7)), replace=False))
+        a = int(rng.integers(steps))
+        span = np.arange(a, int(rng.integers(a, steps)) + 1)
+        span = span if rng.integers(3) else np.sort(rng.choice(steps, min(steps, 5), replace=False))
         width, lowest = int(rng.integers(1, 42)), bool(rng.integers(2))
-        free = ~memory.occ[steps, :40].any(axis=0)
+        free = ~memory.occ[span, :40].any(axis=0)
         runs = [(s, e - s) for s in range(40) for e in [s + int(np.argmin(np.append(free[s:], False)))]
                 if free[s] and (s == 0 or not free[s - 1])]  # (start, length) of each free run
         fits = [(n, s) for s, n in runs if n >= width]
         want = -1 if not fits else (min(s for _, s in fits) if lowest else min(fits)[1])
-        assert memory.best_fit(steps, width, lowest=lowest) == want
+        assert memory.best_fit(span, width, lowest=lowest) == want
 
 
 def test_plans_sharing_a_problem_match_a_plan_of_their_own():

@@ -7,7 +7,10 @@ import numpy as np
 
 from jaxmmap.core.rules import Discretized
 
-__all__ = ["Memory"]
+__all__ = ["BLOCK", "Memory"]
+
+#: Rows of the occupancy grid a block summary covers (`Memory.blocks`).
+BLOCK = 64
 
 
 class Memory:
@@ -23,6 +26,9 @@ class Memory:
     def __init__(self, d: Discretized, num_steps: int):
         self.columns = d.usable_columns
         self.occ = np.zeros((num_steps, max(self.columns, 1)), bool)
+        # per block of `BLOCK` rows, the columns occupied in any of its rows (`best_fit` reads
+        # these over a long span: pins hold a tensor's whole life, thousands of rows)
+        self.blocks = np.zeros((-(-num_steps // BLOCK), self.occ.shape[1]), bool)
         self._line = np.ones(self.columns + 2, bool)  # `best_fit`'s scratch: blocked columns, padded
         self.supply = d.supply.astype(np.int64)
         self.elapsed = np.concatenate([[0], np.cumsum(self.supply)])  # "time" in supply units
@@ -42,12 +48,19 @@ class Memory:
             return 0
         if width > self.columns:
             return -1
-        contiguous = steps.size and steps[-1] - steps[0] + 1 == steps.size
-        rows = self.occ[steps[0]:steps[-1] + 1] if contiguous else self.occ[steps]  # a view if it can
         # the blocked columns between two blocked sentinels: the changes along it alternate,
         # blocked to free (a run's start) and free to blocked (its end, exclusive)
-        line = self._line
-        np.logical_or.reduce(rows[:, : self.columns], axis=0, out=line[1:-1])
+        line, c = self._line, self.columns
+        a, b = (int(steps[0]), int(steps[-1])) if steps.size else (0, -1)
+        if b - a + 1 != steps.size:
+            np.logical_or.reduce(self.occ[steps, :c], axis=0, out=line[1:-1])
+        elif b - a + 1 < 3 * BLOCK:
+            np.logical_or.reduce(self.occ[a:b + 1, :c], axis=0, out=line[1:-1])
+        else:  # the rows before the first whole block, the whole blocks' summaries, the rest
+            first, end = -(-a // BLOCK), (b + 1) // BLOCK
+            np.logical_or.reduce(self.occ[a:first * BLOCK, :c], axis=0, out=line[1:-1])
+            line[1:-1] |= self.blocks[first:end, :c].any(axis=0)
+            line[1:-1] |= self.occ[end * BLOCK:b + 1, :c].any(axis=0)
         edges = np.flatnonzero(line[1:] != line[:-1])
         starts = edges[0::2]
         runs = edges[1::2] - starts
@@ -65,6 +78,13 @@ class Memory:
 
     def take(self, a: int, b: int, offset: int, width: int) -> None:
         self.occ[a:b + 1, offset:offset + width] = True
+        self.blocks[a // BLOCK:b // BLOCK + 1, offset:offset + width] = True
+
+    def release(self, a: int, b: int, offset: int, width: int) -> None:
+        """Frees the cells `take(a, b, offset, width)` took."""
+        self.occ[a:b + 1, offset:offset + width] = False
+        for k in range(a // BLOCK, b // BLOCK + 1):
+            self.blocks[k, offset:offset + width] = self.occ[k * BLOCK:(k + 1) * BLOCK, offset:offset + width].any(axis=0)
 
     def copy_fits(self, a: int, b: int, demand: int) -> bool:
         """Can a copy over steps [a, b] with `demand` ticks join the engine's schedule?"""

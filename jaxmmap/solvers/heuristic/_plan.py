@@ -198,7 +198,7 @@ class _Planner:
             if self.d.table[i] >= 0:
                 self.table_mask[self.d.table[i]] &= ~(1 << int(self.d.table_bit[i]))
             if self.alloc[i, 0] >= 0:
-                self.mem.occ[self.alloc[i, 0]:self.alloc[i, 1] + 1, self.offset[i]:self.offset[i] + self.d.width[i]] = False
+                self.mem.release(int(self.alloc[i, 0]), int(self.alloc[i, 1]), int(self.offset[i]), int(self.d.width[i]))
             if self.copy[i, 0] >= 0:
                 self.mem.remove_copy(int(self.copy[i, 0]), int(self.copy[i, 1]), int(self.d.demand[i]))
             self.action[i], self.offset[i], self.alloc[i], self.copy[i] = DROP, -1, -1, -1
