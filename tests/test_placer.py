@@ -3,6 +3,7 @@ worse than its input, deterministic, a no-op on an optimum."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import types
 
@@ -146,3 +147,31 @@ def test_the_placer_keeps_time_to_check_its_result_within_the_budget(monkeypatch
     monkeypatch.setattr(placer, "improve", improve)
     place(problem, raw, budget_s=10)
     assert deadlines == [start + 10 - 2.0]
+
+
+def test_local_moves_go_on_while_they_pay_and_stop_after_patience_fruitless_ones(monkeypatch):
+    """`improve` with no move limit stops `patience` moves after the last one that paid (plans
+    stubbed: the first 70 moves each raise the return, the rest do not)."""
+    from jaxmmap.core.rules import discretize
+    from jaxmmap.solvers.heuristic import _moves, benefit_estimate
+
+    problem = _problems()[1]
+    rules = Rules(columns=auto_columns(problem))
+    start = solve(problem, "greedy", budget_s=0.5, seed=0, rules=rules, place=False).solution
+    calls = [0]
+
+    def plan(problem, rules, **kwargs):
+        calls[0] += 1
+        ret = start.ret + min(calls[0], 70)
+        return types.SimpleNamespace(solution=dataclasses.replace(start, ret=ret))
+
+    monkeypatch.setattr(_moves, "plan", plan)
+    d = discretize(problem, rules)
+    best, (kept, tried) = _moves.improve(problem, rules, start, prepared=(d, benefit_estimate(problem, d)),
+                                         deadline=time.perf_counter() + 600, moves=None, patience=5)
+    assert (kept, best.ret) == (70, start.ret + 70)
+    assert tried == calls[0] == 75  # (every move here ruins something, so every move plans)
+    calls[0] = 0
+    _, (kept, tried) = _moves.improve(problem, rules, start, prepared=(d, benefit_estimate(problem, d)),
+                                      deadline=time.perf_counter() + 600, moves=64, patience=5)
+    assert (kept, tried) == (64, 64)  # a limit still holds

@@ -9,9 +9,10 @@ supply checked exactly (earliest deadline first). Decisions that do not fit are 
 placement is made again with them first (`REPACK_ROUNDS`), and the best kept. Then it grows:
 every use still in slow memory is offered to the heuristic's own rules, in its order (benefit per
 sqrt(size)). Then,
-while the budget lasts, local moves (`heuristic.improve`, ruin and recreate): take some placed
-work items out of the decisions (the least valuable per byte-step, those live in a window of
-steps, or a random share), place the rest, grow again, and keep the move when the return rises.
+while the budget lasts and they pay, local moves (`heuristic.improve`, ruin and recreate): take
+some placed work items out of the decisions (the least valuable per byte-step, those live in a
+window of steps, or a random share), place the rest, grow again, and keep the move when the
+return rises; they stop once `heuristic.MOVES` moves in a row have not paid.
 
 The contract: the result is validated, and it is never worse than the input (the input is
 returned when the placement does not beat it). Deterministic for a given number of moves; a
@@ -35,8 +36,8 @@ from jaxmmap.solvers.heuristic import MOVES, benefit_estimate, improve, plan
 __all__ = ["PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "place"]
 
 #: The share of a game solver's budget kept for the placer by `solvers.solve` and `muzero-prod`
-#: (at most `PLACE_RESERVE_S` seconds). It tries its default number of local moves
-#: (`heuristic.MOVES`, a fixed number, so that a run is deterministic when the budget allows).
+#: (at most `PLACE_RESERVE_S` seconds). Its local moves stop when they stop paying (after
+#: `heuristic.MOVES` in a row that did not), so a run is deterministic when the budget allows.
 #: Measured (benchmarks/placer_targets.py, 30 s runs):
 #: with a tenth, the moves that lift a game solution past the heuristic's plan often did not
 #: fit (a 745-buffer program: about 20 moves in 3 s), while the game solvers' own last 20% of
@@ -70,7 +71,8 @@ def _placement(problem: Problem, rules: Rules, decisions: np.ndarray, *, prepare
 
 
 def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
-          budget_s: float = 10.0, grow: bool = True, moves: int = MOVES, seed: int = 0) -> Solution:
+          budget_s: float = 10.0, grow: bool = True, moves: int | None = None,
+          patience: int | None = MOVES, seed: int = 0) -> Solution:
     """`solution`'s decisions placed again, grown, improved, and validated; never worse than
     `solution`.
 
@@ -82,8 +84,13 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
       budget_s: wall-clock seconds (> 0), the check of the placed solution included: the local
         moves stop as long before it as the check of `solution` took (at most half of it).
       grow: after placing the decisions, offer the uses left in slow memory to the heuristic.
-      moves: then try at most this many local moves while the budget lasts (0: none; module
-        docstring). The result depends on the time only through how many moves fit the budget.
+      moves: then try at most this many local moves while the budget lasts (0: none; None, the
+        default: no limit but the budget and `patience`; module docstring). The result depends
+        on the time only through how many moves fit the budget.
+      patience: stop the moves once this many in a row have not paid (None: no such stop).
+        The default: `heuristic.MOVES`. (Before 2026-11-27 the placer stopped after `MOVES`
+        moves in all: on 10 programs of the training split and the selection seeds it then
+        left 6 with moves that still paid, `docs/solvers.md`.)
       seed: seeds the local moves.
 
     Returns the better of the placed solution and `solution`. A placed one has the solver
@@ -108,12 +115,12 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
     placed = _placement(problem, rules, solution.action, prepared=prepared, deadline=deadline,
                         grow=grow)
     counts = [0, 0]
-    if grow and moves > 0:
+    if grow and (moves is None or moves > 0):
         # Moves start from the better of the two: a placement that lost decisions it could not
         # fit may still be a worse start than the input itself.
         origin = placed if placed.ret >= solution.ret else solution
         improved, counts = improve(problem, rules, origin, prepared=prepared, deadline=deadline,
-                                   moves=moves, seed=seed)
+                                   moves=moves, patience=patience, seed=seed)
         placed = improved if improved is not origin else placed
     if placed.ret <= solution.ret:
         return solution

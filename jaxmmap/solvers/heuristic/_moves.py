@@ -75,21 +75,25 @@ def _ruin(move: int, items: list[np.ndarray], problem: Problem,
 
 
 def improve(problem: Problem, rules: Rules, solution: Solution, *,
-            prepared: tuple[Discretized, np.ndarray], deadline: float, moves: int = MOVES,
-            seed: int = 0, pins: str = "compare", **plan_options) -> tuple[Solution, list[int]]:
-    """Tries `moves` local moves on `solution` (module docstring) until `deadline` (a
-    `time.perf_counter()` value). Returns the best solution found (`solution` itself when no
-    move pays) and [moves kept, moves tried]. `prepared`: `(discretize(problem, rules),
+            prepared: tuple[Discretized, np.ndarray], deadline: float, moves: int | None = MOVES,
+            patience: int | None = None, seed: int = 0, pins: str = "compare",
+            **plan_options) -> tuple[Solution, list[int]]:
+    """Tries at most `moves` local moves on `solution` (module docstring; None: no limit) until
+    `deadline` (a `time.perf_counter()` value), or until `patience` moves in a row have not paid
+    (None: no such stop). Returns the best solution found (`solution` itself when no move pays)
+    and [moves kept, moves tried]. `prepared`: `(discretize(problem, rules),
     benefit_estimate(...))`. `pins` and `plan_options` go to `plan` (its grow pass)."""
     d, estimate = prepared
     rng = np.random.default_rng(seed)
-    best, kept, tried = solution, 0, 0
-    while tried < moves and time.perf_counter() < deadline:
+    best, kept, tried, since = solution, 0, 0, 0
+    while ((moves is None or tried < moves) and (patience is None or since < patience)
+           and time.perf_counter() < deadline):
         items = removal_order(problem, d, estimate, best.action)
         if not items:
             break
         ruined = _ruin(tried, items, problem, rng)
         tried += 1
+        since += 1
         if not ruined:  # a window where nothing is placed
             continue
         decisions = best.action.copy()
@@ -97,5 +101,5 @@ def improve(problem: Problem, rules: Rules, solution: Solution, *,
         candidate = plan(problem, rules, pins=pins, prepared=prepared, deadline=deadline,
                          decisions=decisions, **plan_options).solution
         if candidate.ret > best.ret + 1e-12 and not candidate.metadata.get("stopped_early"):
-            best, kept = candidate, kept + 1
+            best, kept, since = candidate, kept + 1, 0
     return best, [kept, tried]
