@@ -208,3 +208,27 @@ def test_prod_without_the_heuristic_tells_the_agents_game_and_its_placement():
     assert result.info["iterations"] == 40 and result.info["episodes"] > 0
     assert result.info["heuristic"] is None and result.solution == found["placed"]
     assert found["placed"].ret >= found["agent"].ret  # the placer never loses
+
+
+def test_prod_gives_the_agent_what_the_placement_does_not_need(monkeypatch):
+    """The placement of the agent's game keeps `PLACE_TIMES` the heuristic's seconds (at least
+    `PLACE_FLOOR_S`, at most `PLACE_SHARE` of what is left); the agent gets the rest."""
+    problem = tiny(0)
+    budgets = []
+    real_heuristic = agents.heuristic
+
+    def heuristic(problem, budget_s, seed, **kwargs):
+        result = real_heuristic(problem, budget_s, seed, **kwargs)
+        return dataclasses.replace(result, seconds=seconds)
+
+    def muzero(problem, budget_s, seed, **kwargs):
+        budgets.append(budget_s)
+        raise agents.NoGameError("none")
+
+    monkeypatch.setattr(agents, "heuristic", heuristic)
+    monkeypatch.setattr(agents, "muzero", muzero)
+    for seconds, budget, reserve in [(0.1, 300, agents.PLACE_FLOOR_S), (5.0, 300, 5.0 * agents.PLACE_TIMES),
+                                     (0.1, 20, agents.PLACE_SHARE * 20)]:
+        result = agents.prod(problem, budget, 0, rules=RULES)
+        assert budget - reserve - 1.0 < budgets[-1] <= budget - reserve + 1e-6
+        assert validate(problem, result.solution).ok and result.solution.ret >= result.info["heuristic"]

@@ -147,15 +147,22 @@ def _first_game(problem: Problem, budget_s: float, seed: int, rules: Rules, pret
 
 #: The most of prod's budget the heuristic may take (it ends in seconds on the suite's programs).
 HEURISTIC_SHARE = 0.5
+#: After the heuristic, prod keeps for the placement of the agent's game `PLACE_TIMES` times the
+#: heuristic's own seconds (its plans and local moves, about the work of placing a game and
+#: improving it), at least `PLACE_FLOOR_S` and at most `PLACE_SHARE` of what is left; the rest
+#: is the agent's. (With `PLACE_SHARE` always, prod at 300 s ended 73 to 90 s early on the suite's
+#: programs of up to 2,535 buffers: their placement takes seconds.)
+PLACE_TIMES, PLACE_FLOOR_S = 4.0, 10.0
 
 
 def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), heuristic_first: bool = True,
          from_heuristic: bool = False, on_solution=None, **options) -> Result:
     """MMap-MuZero-prod: the heuristic's solution (its plans improved by its local moves, within
     `HEURISTIC_SHARE` of the budget), then the agent for the rest of the budget, its best game
-    placed physically and improved by local moves (`placer.place`, with the last `PLACE_SHARE`
-    of the budget; the heuristic's solution instead if no agent game finished); the better of
-    the two (the heuristic's seconds count against the budget). With a
+    placed physically and improved by local moves (`placer.place`, with the last part of the
+    budget: `PLACE_TIMES` the heuristic's seconds, at least `PLACE_FLOOR_S`, at most `PLACE_SHARE`
+    of what the heuristic left; the heuristic's solution instead if no agent game finished); the
+    better of the two (the heuristic's seconds count against the budget). With a
     `demonstration_fraction`, the agent also learns from the heuristic's decisions as the game
     plays them. Options are `muzero`'s.
 
@@ -178,10 +185,13 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
         if options.get("demonstration_fraction") or from_heuristic:
             options["demonstration"] = play_plan(problem, base.solution.action, rules).action
     left = budget_s - (time.perf_counter() - start)
+    reserve = PLACE_SHARE * max(left, 0.0)
+    if base is not None:
+        reserve = min(reserve, max(PLACE_FLOOR_S, PLACE_TIMES * base.seconds))
     agent = None
     if left > 0:
         try:
-            agent = muzero(problem, (1 - PLACE_SHARE) * max(left, 0.0), seed, rules=rules, **options)
+            agent = muzero(problem, max(left - reserve, 0.0), seed, rules=rules, **options)
         except NoGameError:  # no agent game finished: the heuristic stands, if it ran
             if base is None:
                 raise
