@@ -83,8 +83,9 @@ class Memory:
     def release(self, a: int, b: int, offset: int, width: int) -> None:
         """Frees the cells `take(a, b, offset, width)` took."""
         self.occ[a:b + 1, offset:offset + width] = False
-        for k in range(a // BLOCK, b // BLOCK + 1):
-            self.blocks[k, offset:offset + width] = self.occ[k * BLOCK:(k + 1) * BLOCK, offset:offset + width].any(axis=0)
+        lo, hi = a // BLOCK * BLOCK, min((b // BLOCK + 1) * BLOCK, self.occ.shape[0])
+        self.blocks[a // BLOCK:b // BLOCK + 1, offset:offset + width] = np.logical_or.reduceat(
+            self.occ[lo:hi, offset:offset + width], np.arange(0, hi - lo, BLOCK), axis=0)
 
     def copy_fits(self, a: int, b: int, demand: int) -> bool:
         """Can a copy over steps [a, b] with `demand` ticks join the engine's schedule?"""
