@@ -1,17 +1,21 @@
-"""The placer's local moves: a fixed number (`heuristic.MOVES`, the placer's rule before
-2026-11-27) against moves while they pay (stopped after `--patience` in a row that did not; the
-default now), on greedy's game, each within the same budget, on programs of the suite's
-training split and generated selection seeds (never the held-out split).
+"""The placer's local moves, variant against variant: how many (a fixed number, or while they
+pay, stopped after `patience` in a row that did not) and the recreate's order noise, on
+greedy's game, each within the same budget, on programs of the suite's training split and
+generated selection seeds (never the held-out split).
 
-    python benchmarks/placer_moves.py --budget 20 --patience 64
+    python benchmarks/placer_moves.py --budget 20 --variants 64:_:0 _:64:0 _:64:0.2
 
-Prints, per program: the placed return, [moves kept, tried] and seconds of each, and the
-simulated speed-up of the second over the first (every solution validated by `latency`).
+A variant is MOVES:PATIENCE:NOISE ("_": None; NOISE > 0: the noisy moves after the plain ones,
+`placer.place`). The first is the baseline. Prints, per program,
+the placed return, [moves kept, tried] and seconds of each, and each variant's simulated
+speed-up over the baseline (every solution validated by `latency`); then, per variant, the
+programs where it is higher, equal and lower, and the geometric mean of the speed-ups.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 from jaxmmap import generate
@@ -19,7 +23,7 @@ from jaxmmap.core import suite
 from jaxmmap.core.rules import Rules, auto_columns
 from jaxmmap.core.simulator import latency
 from jaxmmap.solvers import solve
-from jaxmmap.solvers.heuristic import MOVES
+from jaxmmap.solvers.heuristic import MOVES, NOISE
 from jaxmmap.solvers.placer import place
 
 PROGRAMS = ["alexnet_train_b32@tpu_v4i", "resnet50_infer@gpu", "gpt_small_train@tpu_v4i-30",
@@ -27,32 +31,46 @@ PROGRAMS = ["alexnet_train_b32@tpu_v4i", "resnet50_infer@gpu", "gpt_small_train@
             "transformer_bf16_train@gpu", "gen:100", "gen:101", "gen:102"]
 
 
+def _variant(text: str) -> tuple[int | None, int | None, float]:
+    moves, patience, noise = text.split(":")
+    return (None if moves == "_" else int(moves), None if patience == "_" else int(patience),
+            float(noise))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=20.0, help="seconds for each placement")
-    parser.add_argument("--patience", type=int, default=MOVES)
+    parser.add_argument("--variants", nargs="+", default=[f"{MOVES}:_:0", f"_:{MOVES}:0",
+                                                           f"_:{MOVES}:{NOISE}"],
+                        help="MOVES:PATIENCE:NOISE, '_' for None; the first is the baseline")
     parser.add_argument("--programs", nargs="+", default=PROGRAMS,
                         help="suite names, or gen:SEED (a generated program of 1,000 instructions)")
     args = parser.parse_args()
-    print(f"| program | buffers | {MOVES} moves | [kept, tried] | s | while they pay | [kept, tried] | s "
-          "| simulated speed-up |")
-    print("|---|---:|---:|---|---:|---:|---|---:|---:|")
+    variants = [_variant(v) for v in args.variants]
+    print("| program | buffers | " + " | ".join(f"{v}: return | [kept, tried] | s | speed-up" for v in args.variants) + " |")
+    print("|---|---:|" + "---:|---|---:|---:|" * len(variants))
+    ratios = [[] for _ in variants]
     for name in args.programs:
-        if name.startswith("gen:"):
-            problem = generate(int(name[4:]), num_instructions=1000)
-        else:
-            problem = suite.load(name)
+        problem = generate(int(name[4:]), num_instructions=1000) if name.startswith("gen:") else suite.load(name)
         rules = Rules(columns=auto_columns(problem))
         game = solve(problem, "greedy", budget_s=300, seed=0, rules=rules, place=False).solution
         cells, totals = [], []
-        for moves, patience in ((MOVES, None), (None, args.patience)):
+        for k, (moves, patience, noise) in enumerate(variants):
             t0 = time.perf_counter()
-            placed = place(problem, game, rules=rules, budget_s=args.budget, moves=moves, patience=patience)
+            placed = place(problem, game, rules=rules, budget_s=args.budget, moves=moves,
+                           patience=patience, noise=noise)
             seconds = time.perf_counter() - t0
             totals.append(latency(problem, placed).total)
-            cells.append(f"{placed.ret:.6g} | {placed.metadata.get('moves', [0, 0])} | {seconds:.1f}")
-        print(f"| {name} | {problem.num_buffers:,} | {' | '.join(cells)} | "
-              f"{100 * (totals[0] / totals[1] - 1):+.3f}% |", flush=True)
+            ratios[k].append(totals[0] / totals[k])
+            cells.append(f"{placed.ret:.6g} | {placed.metadata.get('moves', [0, 0])} | {seconds:.1f} | "
+                         f"{100 * (ratios[k][-1] - 1):+.3f}%")
+        print(f"| {name} | {problem.num_buffers:,} | {' | '.join(cells)} |", flush=True)
+    for text, r in zip(args.variants, ratios):
+        higher = sum(x > 1 + 1e-9 for x in r)
+        lower = sum(x < 1 - 1e-9 for x in r)
+        mean = math.exp(sum(math.log(x) for x in r) / len(r))
+        print(f"{text}: higher on {higher}, equal on {len(r) - higher - lower}, lower on {lower} "
+              f"of {len(r)}; geometric mean speed-up {100 * (mean - 1):+.3f}%")
 
 
 if __name__ == "__main__":

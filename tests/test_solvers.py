@@ -206,29 +206,33 @@ def test_prod_without_the_heuristic_tells_the_agents_game_and_its_placement():
     found = dict(told)
     assert result.info["agent"] == found["agent"].ret and result.info["agent_placed"] == found["placed"].ret
     assert result.info["iterations"] == 40 and result.info["episodes"] > 0
-    assert result.info["heuristic"] is None and result.solution == found["placed"]
-    assert found["placed"].ret >= found["agent"].ret  # the placer never loses
+    assert result.info["heuristic"] is None and result.info["improved"] == "agent"
+    # the placer never loses: the last moves start from the placed game
+    assert result.solution.ret >= found["placed"].ret >= found["agent"].ret
 
 
-def test_prod_gives_the_agent_what_the_placement_does_not_need(monkeypatch):
-    """The placement of the agent's game keeps `PLACE_TIMES` the heuristic's seconds (at least
-    `PLACE_FLOOR_S`, at most `PLACE_SHARE` of what is left); the agent gets the rest."""
+def test_prod_improves_the_better_of_the_agents_placed_game_and_the_heuristics(monkeypatch):
+    """The agent gets `1 - PLACE_SHARE` of what the heuristic leaves; the placer's last moves
+    start from the better of the agent's placed game and the heuristic's solution."""
     problem = tiny(0)
-    budgets, took = [], [0.0]
-    real_heuristic = agents.heuristic
-
-    def heuristic(problem, budget_s, seed, **kwargs):  # as if it took `took[0]` seconds
-        return dataclasses.replace(real_heuristic(problem, budget_s, seed, **kwargs), seconds=took[0])
+    budgets, starts = [], []
+    greedy_game = solve(problem, "greedy", budget_s=10, rules=RULES, place=False)
+    real_place = agents.place
 
     def muzero(problem, budget_s, seed, **kwargs):
         budgets.append(budget_s)
-        raise agents.NoGameError("none")
+        return dataclasses.replace(greedy_game, info={"iterations": 1, "episodes": 1, "mode": "expert"})
 
-    monkeypatch.setattr(agents, "heuristic", heuristic)
+    def place(problem, solution, **kwargs):
+        if kwargs.get("moves") != 0:
+            starts.append(solution)
+        return real_place(problem, solution, **kwargs)
+
     monkeypatch.setattr(agents, "muzero", muzero)
-    for seconds, budget, reserve in [(0.1, 300, agents.PLACE_FLOOR_S), (5.0, 300, 5.0 * agents.PLACE_TIMES),
-                                     (0.1, 20, agents.PLACE_SHARE * 20)]:
-        took[0] = seconds
-        result = agents.prod(problem, budget, 0, rules=RULES)
-        assert budget - reserve - 1.0 < budgets[-1] <= budget - reserve + 1e-6
-        assert validate(problem, result.solution).ok and result.solution.ret >= result.info["heuristic"]
+    monkeypatch.setattr(agents, "place", place)
+    result = agents.prod(problem, 20, 0, rules=RULES)
+    assert 0 < budgets[-1] <= 20 * (1 - agents.PLACE_SHARE) + 1e-6
+    heuristic_ret, placed_ret = result.info["heuristic"], result.info["agent_placed"]
+    assert starts[-1].ret == max(heuristic_ret, placed_ret)
+    assert result.info["improved"] == ("agent" if placed_ret > heuristic_ret else "heuristic")
+    assert validate(problem, result.solution).ok and result.solution.ret >= heuristic_ret

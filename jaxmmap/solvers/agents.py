@@ -147,22 +147,16 @@ def _first_game(problem: Problem, budget_s: float, seed: int, rules: Rules, pret
 
 #: The most of prod's budget the heuristic may take (it ends in seconds on the suite's programs).
 HEURISTIC_SHARE = 0.5
-#: After the heuristic, prod keeps for the placement of the agent's game `PLACE_TIMES` times the
-#: heuristic's own seconds (its plans and local moves, about the work of placing a game and
-#: improving it), at least `PLACE_FLOOR_S` and at most `PLACE_SHARE` of what is left; the rest
-#: is the agent's. (With `PLACE_SHARE` always, prod at 300 s ended 73 to 90 s early on the suite's
-#: programs of up to 2,535 buffers: their placement takes seconds.)
-PLACE_TIMES, PLACE_FLOOR_S = 4.0, 10.0
 
 
 def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), heuristic_first: bool = True,
          from_heuristic: bool = False, on_solution=None, **options) -> Result:
     """MMap-MuZero-prod: the heuristic's solution (its plans improved by its local moves, within
-    `HEURISTIC_SHARE` of the budget), then the agent for the rest of the budget, its best game
-    placed physically and improved by local moves (`placer.place`, with the last part of the
-    budget: `PLACE_TIMES` the heuristic's seconds, at least `PLACE_FLOOR_S`, at most `PLACE_SHARE`
-    of what the heuristic left; the heuristic's solution instead if no agent game finished); the
-    better of the two (the heuristic's seconds count against the budget). With a
+    `HEURISTIC_SHARE` of the budget), then the agent for the rest of the budget but `PLACE_SHARE`
+    of it, its best game placed physically (`placer.place`); then the placer's local moves, with
+    the rest of the budget, improve the better of that placed game and the heuristic's solution
+    (the heuristic's solution alone if no agent game finished). The heuristic's seconds count
+    against the budget; the result is never below the heuristic's. With a
     `demonstration_fraction`, the agent also learns from the heuristic's decisions as the game
     plays them. Options are `muzero`'s.
 
@@ -172,7 +166,8 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     `heuristic_first=False` leaves the heuristic out: the agent's best game, placed (train.py
     with `config.prod=False`). `on_solution(kind, solution)` is told each solution when it is
     found: "heuristic" (before the agent starts, so that a long run can write it), "agent" (the
-    agent's best game) and "placed" (that game placed)."""
+    agent's best game) and "placed" (that game placed, before the last moves). `info["improved"]` says which start the
+    last local moves improved ("agent" or "heuristic")."""
     start = time.perf_counter()
     tell = on_solution or (lambda kind, solution: None)
     base, trace = None, []
@@ -185,13 +180,10 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
         if options.get("demonstration_fraction") or from_heuristic:
             options["demonstration"] = play_plan(problem, base.solution.action, rules).action
     left = budget_s - (time.perf_counter() - start)
-    reserve = PLACE_SHARE * max(left, 0.0)
-    if base is not None:
-        reserve = min(reserve, max(PLACE_FLOOR_S, PLACE_TIMES * base.seconds))
     agent = None
     if left > 0:
         try:
-            agent = muzero(problem, max(left - reserve, 0.0), seed, rules=rules, **options)
+            agent = muzero(problem, max(left * (1 - PLACE_SHARE), 0.0), seed, rules=rules, **options)
         except NoGameError:  # no agent game finished: the heuristic stands, if it ran
             if base is None:
                 raise
@@ -199,12 +191,8 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
             tell("agent", agent.solution)
             offset = time.perf_counter() - start - agent.seconds
             trace += [(offset + t, r) for t, r in agent.trace if not trace or r > trace[-1][1]]
-    # Last: the agent's best game placed and improved by local moves (the heuristic's plan, if
-    # no agent game finished), with the rest of the budget.
-    placed = place(problem, agent.solution if agent is not None else base.solution, rules=rules,
-                   budget_s=max(budget_s - (time.perf_counter() - start), 1e-3), seed=seed)
-    if agent is not None:
-        tell("placed", placed)
+    placed, origin = _place_last(problem, rules, seed, budget_s - (time.perf_counter() - start),
+                                 None if agent is None else agent.solution, base, tell)
     if not trace or placed.ret > trace[-1][1]:
         trace.append((time.perf_counter() - start, placed.ret))
     solution = placed if base is None or placed.ret > base.solution.ret else base.solution
@@ -212,9 +200,25 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
         solution = dataclasses.replace(placed, solver="muzero-prod")
     info = {"heuristic": None if base is None else base.solution.ret,
             "agent": None if agent is None else agent.solution.ret,
-            "agent_placed": None if agent is None else placed.ret,
+            "agent_placed": None if agent is None else origin[1], "improved": origin[0],
             **({} if agent is None else {k: agent.info[k] for k in ("iterations", "episodes", "mode")})}
     return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start, info=info)
+
+
+def _place_last(problem: Problem, rules: Rules, seed: int, left: float, game, base: Result | None, tell):
+    """Prod's last step, with `left` seconds: the agent's `game` placed (a plan of its
+    decisions, grown; no moves), then the placer's local moves on the better of that and the
+    heuristic's solution (`base`). Returns the result and (the start improved, "agent" or
+    "heuristic", and the agent's placed return or None)."""
+    began = time.perf_counter()
+    if game is None:
+        return place(problem, base.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed), ("heuristic", None)
+    first = place(problem, game, rules=rules, budget_s=max(left, 1e-3), moves=0, seed=seed)
+    tell("placed", first)
+    start = first if base is None or first.ret > base.solution.ret else base.solution
+    rest = max(left - (time.perf_counter() - began), 1e-3)
+    better = place(problem, start, rules=rules, budget_s=rest, seed=seed)
+    return better, ("agent" if start is first else "heuristic", float(first.ret))
 
 
 def generalist(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),

@@ -12,7 +12,11 @@ sqrt(size)). Then,
 while the budget lasts and they pay, local moves (`heuristic.improve`, ruin and recreate): take
 some placed work items out of the decisions (the least valuable per byte-step, those live in a
 window of steps, or a random share), place the rest, grow again, and keep the move when the
-return rises; they stop once `heuristic.MOVES` moves in a row have not paid.
+return rises. First in the heuristic's order, until `patience` (`heuristic.MOVES`) moves in a
+row have not paid; then, from there, in a noisy order (`NOISE`: the benefit estimates that order
+the work items, each times a log-normal factor drawn per move), until `NOISY_TIMES` times as
+many in a row have not. The noisy moves only ever start from where the plain ones stopped, so
+they add to the placer's result and never take from it (docs/solvers.md).
 
 The contract: the result is validated, and it is never worse than the input (the input is
 returned when the placement does not beat it). Deterministic for a given number of moves; a
@@ -31,9 +35,9 @@ import numpy as np
 from jaxmmap.core.problem import DROP, Problem, Solution
 from jaxmmap.core.rules import Rules, auto_columns, discretize
 from jaxmmap.core.validator import check_solution
-from jaxmmap.solvers.heuristic import MOVES, benefit_estimate, improve, plan
+from jaxmmap.solvers.heuristic import MOVES, NOISE, benefit_estimate, improve, plan
 
-__all__ = ["PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "place"]
+__all__ = ["NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "place"]
 
 #: The share of a game solver's budget kept for the placer by `solvers.solve` and `muzero-prod`
 #: (at most `PLACE_RESERVE_S` seconds). Its local moves stop when they stop paying (after
@@ -48,6 +52,10 @@ PLACE_SHARE, PLACE_RESERVE_S = 0.3, 60.0
 #: Placements of the decisions tried at most after the first, each with the decisions that did
 #: not fit before moved to the front.
 REPACK_ROUNDS = 3
+
+#: The noisy moves stop after this many times `patience` moves in a row that did not pay: they
+#: pay more rarely than the plain ones, but can go on paying long after them.
+NOISY_TIMES = 4
 
 
 def _placement(problem: Problem, rules: Rules, decisions: np.ndarray, *, prepared, deadline: float,
@@ -70,9 +78,23 @@ def _placement(problem: Problem, rules: Rules, decisions: np.ndarray, *, prepare
     return best
 
 
+def _local_moves(problem: Problem, rules: Rules, origin: Solution, *, moves: int | None,
+                 patience: int | None, noise: float, seed: int, **how) -> tuple[Solution, list[int]]:
+    """The plain moves, then the noisy ones from where they stopped (module docstring), at most
+    `moves` in all. `how`: `prepared` and `deadline`."""
+    best, counts = improve(problem, rules, origin, moves=moves, patience=patience, seed=seed, **how)
+    left = None if moves is None else moves - counts[1]
+    if not noise or left == 0 or time.perf_counter() >= how["deadline"]:
+        return best, counts
+    noisy = None if patience is None else NOISY_TIMES * patience
+    best, more = improve(problem, rules, best, moves=left, patience=noisy, noise=noise,
+                         seed=seed + 1, **how)
+    return best, [counts[0] + more[0], counts[1] + more[1]]
+
+
 def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
           budget_s: float = 10.0, grow: bool = True, moves: int | None = None,
-          patience: int | None = MOVES, seed: int = 0) -> Solution:
+          patience: int | None = MOVES, noise: float = NOISE, seed: int = 0) -> Solution:
     """`solution`'s decisions placed again, grown, improved, and validated; never worse than
     `solution`.
 
@@ -87,15 +109,18 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
       moves: then try at most this many local moves while the budget lasts (0: none; None, the
         default: no limit but the budget and `patience`; module docstring). The result depends
         on the time only through how many moves fit the budget.
-      patience: stop the moves once this many in a row have not paid (None: no such stop).
-        The default: `heuristic.MOVES`. (Before 2026-11-27 the placer stopped after `MOVES`
-        moves in all: on 10 programs of the training split and the selection seeds it then
-        left 6 with moves that still paid, `docs/solvers.md`.)
-      seed: seeds the local moves.
+      patience: stop the plain moves once this many in a row have not paid (None: no such
+        stop), the noisy ones after `NOISY_TIMES` as many. (Before 2026-11-27 the placer
+        stopped after `heuristic.MOVES` moves in all: on 10 programs of the training split and
+        the selection seeds it then left 6 with moves that still paid, `docs/solvers.md`.)
+      noise: the noise of the recreate's order in the moves after the plain ones
+        (`heuristic.improve`; 0: no such moves).
+      seed: seeds the local moves (their ruins and noise).
 
     Returns the better of the placed solution and `solution`. A placed one has the solver
     `"<solver>+placed"` and metadata `placed_from` (the input's return), `placed_decisions` (how
-    many of the input's placed uses it kept), `moves` ([kept, tried]) and `seconds`.
+    many of the input's placed uses it kept), `moves` ([kept, tried], plain and noisy together)
+    and `seconds`.
     """
     start = time.perf_counter()
     if not budget_s > 0:
@@ -119,8 +144,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
         # Moves start from the better of the two: a placement that lost decisions it could not
         # fit may still be a worse start than the input itself.
         origin = placed if placed.ret >= solution.ret else solution
-        improved, counts = improve(problem, rules, origin, prepared=prepared, deadline=deadline,
-                                   moves=moves, patience=patience, seed=seed)
+        improved, counts = _local_moves(problem, rules, origin, prepared=prepared, deadline=deadline,
+                                        moves=moves, patience=patience, noise=noise, seed=seed)
         placed = improved if improved is not origin else placed
     if placed.ret <= solution.ret:
         return solution

@@ -52,7 +52,7 @@ Drop; Drop: Drop, NoCopy, Copy), with the Drop-backup on. The game places greedi
 order (lowest offset, latest copy start), so the replay usually returns less than the plan.
 """
 from jaxmmap.solvers.heuristic._memory import Memory
-from jaxmmap.solvers.heuristic._moves import MOVES, improve, removal_order
+from jaxmmap.solvers.heuristic._moves import MOVES, NOISE, improve, removal_order
 from jaxmmap.solvers.heuristic._pins import pin_order, unit_steps, units
 from jaxmmap.solvers.heuristic._plan import (
                                              MAX_OVERLAP,
@@ -65,6 +65,6 @@ from jaxmmap.solvers.heuristic._plan import (
 )
 from jaxmmap.solvers.heuristic._solver import PLANS, heuristic, plan_policy, play_plan
 
-__all__ = ["MAX_OVERLAP", "MIN_OVERLAP", "MOVES", "PIN_MODES", "PLANS", "PREFERRED_OVERLAP", "Memory",
+__all__ = ["MAX_OVERLAP", "MIN_OVERLAP", "MOVES", "NOISE", "PIN_MODES", "PLANS", "PREFERRED_OVERLAP", "Memory",
            "Plan", "benefit_estimate", "heuristic", "improve", "pin_order", "plan", "plan_policy",
            "removal_order", "play_plan", "unit_steps", "units"]
