@@ -166,8 +166,8 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     `heuristic_first=False` leaves the heuristic out: the agent's best game, placed (train.py
     with `config.prod=False`). `on_solution(kind, solution)` is told each solution when it is
     found: "heuristic" (before the agent starts, so that a long run can write it), "agent" (the
-    agent's best game) and "placed" (that game placed, before the last moves). `info["improved"]` says which start the
-    last local moves improved ("agent" or "heuristic")."""
+    agent's best game) and "placed" (that game placed, before the last moves).
+    `info["improved"]` says which start the last local moves improved ("agent" or "heuristic")."""
     start = time.perf_counter()
     tell = on_solution or (lambda kind, solution: None)
     base, trace = None, []

@@ -39,9 +39,10 @@ from jaxmmap.solvers.heuristic import MOVES, NOISE, benefit_estimate, improve, p
 
 __all__ = ["NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "place"]
 
-#: The share of a game solver's budget kept for the placer by `solvers.solve` and `muzero-prod`
-#: (at most `PLACE_RESERVE_S` seconds). Its local moves stop when they stop paying (after
-#: `heuristic.MOVES` in a row that did not), so a run is deterministic when the budget allows.
+#: The share of a game solver's budget kept for the placer by `solvers.solve` (at most
+#: `PLACE_RESERVE_S` seconds), and of what the heuristic leaves by `muzero-prod`. Its local moves
+#: stop when they stop paying (the plain ones after `heuristic.MOVES` in a row that did not, the
+#: noisy ones after `NOISY_TIMES` as many), so a run is deterministic when the budget allows.
 #: Measured (benchmarks/placer_targets.py, 30 s runs):
 #: with a tenth, the moves that lift a game solution past the heuristic's plan often did not
 #: fit (a 745-buffer program: about 20 moves in 3 s), while the game solvers' own last 20% of
