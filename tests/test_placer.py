@@ -206,3 +206,16 @@ def test_noisy_moves_start_where_the_plain_ones_stop_and_only_add(monkeypatch):
     plain = [k for k, o in enumerate(orders) if o is orders[0]]
     assert plain == list(range(len(plain))) and len(plain) < len(orders)  # plain first, then noisy
     assert not any(np.array_equal(o, orders[0]) for o in orders[len(plain):])
+
+
+def test_without_replan_the_moves_start_from_the_solution_itself(monkeypatch):
+    """`replan=False` (prod's last moves, from a solution already placed) places nothing again."""
+    from jaxmmap.solvers import placer
+
+    problem = _problems()[1]
+    rules = Rules(columns=auto_columns(problem))
+    raw = solve(problem, "greedy", budget_s=0.5, seed=0, rules=rules, place=False).solution
+    placed = place(problem, raw, rules=rules, budget_s=60, moves=0)
+    monkeypatch.setattr(placer, "_placement", lambda *a, **k: pytest.fail("placed again"))
+    improved = place(problem, placed, rules=rules, budget_s=60, moves=8, replan=False)
+    assert validate(problem, improved).ok and improved.ret >= placed.ret

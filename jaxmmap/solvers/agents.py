@@ -217,7 +217,8 @@ def _place_last(problem: Problem, rules: Rules, seed: int, left: float, game, ba
     tell("placed", first)
     start = first if base is None or first.ret > base.solution.ret else base.solution
     rest = max(left - (time.perf_counter() - began), 1e-3)
-    better = place(problem, start, rules=rules, budget_s=rest, seed=seed)
+    # (both starts are placed already: the heuristic's by its plan, the game by the call above)
+    better = place(problem, start, rules=rules, budget_s=rest, seed=seed, replan=False)
     return better, ("agent" if start is first else "heuristic", float(first.ret))
 
 

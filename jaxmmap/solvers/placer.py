@@ -95,7 +95,8 @@ def _local_moves(problem: Problem, rules: Rules, origin: Solution, *, moves: int
 
 def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
           budget_s: float = 10.0, grow: bool = True, moves: int | None = None,
-          patience: int | None = MOVES, noise: float = NOISE, seed: int = 0) -> Solution:
+          patience: int | None = MOVES, noise: float = NOISE, seed: int = 0,
+          replan: bool = True) -> Solution:
     """`solution`'s decisions placed again, grown, improved, and validated; never worse than
     `solution`.
 
@@ -117,6 +118,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
       noise: the noise of the recreate's order in the moves after the plain ones
         (`heuristic.improve`; 0: no such moves).
       seed: seeds the local moves (their ruins and noise).
+      replan: place the decisions again first; False: the moves start from `solution` itself
+        (one already placed by the placer or the heuristic: placing it again is work done twice).
 
     Returns the better of the placed solution and `solution`. A placed one has the solver
     `"<solver>+placed"` and metadata `placed_from` (the input's return), `placed_decisions` (how
@@ -138,8 +141,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
     d = discretize(problem, rules)
     prepared = (d, benefit_estimate(problem, d))
     deadline = start + max(budget_s - checking, 0.5 * budget_s)
-    placed = _placement(problem, rules, solution.action, prepared=prepared, deadline=deadline,
-                        grow=grow)
+    placed = solution if not replan else _placement(problem, rules, solution.action, prepared=prepared,
+                                                    deadline=deadline, grow=grow)
     counts = [0, 0]
     if grow and (moves is None or moves > 0):
         # Moves start from the better of the two: a placement that lost decisions it could not
