@@ -178,6 +178,7 @@ def _selection(config):
 def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
     """(rows, about) of one training program by the config's teacher: read from WORKDIR/rows/ (a
     file per program, teacher and lookahead setting), else gathered and written there atomically."""
+    import jax
     import numpy as np
 
     from jaxmmap.agent import generalist
@@ -189,7 +190,8 @@ def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
     path = os.path.join(workdir, "rows", slug(name) + suffix + ".npz")
     try:
         with np.load(path) as f:
-            return {k: f[k] for k in ("phi", "legal", "action")}, json.loads(str(f["about"]))
+            keys = ("phi", "legal", "action") + (() if lookahead else ("teacher",))
+            return {k: f[k] for k in keys}, json.loads(str(f["about"]))
     except (OSError, ValueError, KeyError):  # not gathered yet, or cut short: again
         pass
     about = {"program": name, "buffers": problem.num_buffers}
@@ -199,11 +201,48 @@ def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
                      max_gain=float(rows["gain"].max(initial=1.0)))
     else:
         actions, ret, source = teacher(problem, rules)
-        rows = generalist.teacher_rows(problem, rules, actions)
+        rows = {**generalist.teacher_rows(problem, rules, actions), "teacher": actions}
+        # every program compiles its own games, and each compiled game holds memory maps: 38 of
+        # them ran the process out (vm.max_map_count, 65,530) at the last program
+        jax.clear_caches()
         about.update(teacher=source, teacher_return=ret, rows=int(len(rows["action"])))
     with atomic(path, "wb") as f:
         np.savez(f, about=json.dumps(about), **rows)
     return rows, about
+
+
+def _round(config, r: int) -> str:
+    """Round r's name, of its rows' files and its training folder: own-R, or improve-R-POINTS."""
+    return f"improve-{r}-{config.lookahead_points}" if config.round_labels == "lookahead" else f"own-{r}"
+
+
+def _own_rows(config, workdir: str, r: int, params, net, name: str, problem, rules, actions):
+    """Round r's rows of one training program, kept in WORKDIR/rows/ like the teacher's: the
+    states of the network's own game labelled by the teacher's `actions` (`generalist.own_rows`),
+    or with `round_labels="lookahead"` by one step of policy improvement over the network's game
+    (`generalist.lookahead_rows` with its parameters)."""
+    import jax
+    import numpy as np
+
+    from jaxmmap.agent import generalist
+    from jaxmmap.core.files import atomic, slug
+
+    lookahead = config.round_labels == "lookahead"
+    path = os.path.join(workdir, "rows", f"{slug(name)}.{_round(config, r)}.npz")
+    try:
+        with np.load(path) as f:
+            return {k: f[k] for k in ("phi", "legal", "action", "better") if k in f}
+    except (OSError, ValueError, KeyError):  # not gathered yet, or cut short: again
+        pass
+    if lookahead:
+        rows = generalist.lookahead_rows(problem, rules, points=config.lookahead_points, seed=net.seed + r,
+                                         params=params, config=net)
+    else:
+        rows = generalist.own_rows(params, problem, rules, actions, net)
+    jax.clear_caches()  # (as the teacher's: a program's compiled games hold memory maps)
+    with atomic(path, "wb") as f:
+        np.savez(f, **rows)
+    return {k: rows[k] for k in ("phi", "legal", "action", "better") if k in rows}
 
 
 def _pretrain(config, workdir):
@@ -225,6 +264,11 @@ def _pretrain(config, workdir):
         raise UserError(f"the config's network: {e}") from None
     if config.generated > 100:  # seeds 100-109 select the improvement's parameters; 1000-1004 are held out
         raise UserError(f"--config.generated={config.generated}: at most 100 (the seeds above are kept out of training)")
+    if config.round_labels not in ("teacher", "lookahead"):
+        raise UserError(f"--config.round_labels={config.round_labels!r}: give teacher or lookahead")
+    if config.rounds and config.teacher != "imitation":
+        raise UserError(f"--config.rounds={config.rounds}: rounds of the network's own games follow the imitation"
+                        " teacher only; add --config.rounds=0")
     if config.teacher not in ("imitation", "lookahead"):
         raise UserError(f"--config.teacher={config.teacher!r}: give imitation or lookahead")
     if config.teacher == "lookahead" and not (isinstance(config.lookahead_points, int) and config.lookahead_points > 0):
@@ -237,11 +281,24 @@ def _pretrain(config, workdir):
             rows, about = _teacher_rows(config, net, workdir, name, problem, rules)
             data.append(rows)
             made.append(about)
-        data = {k: np.concatenate([d[k] for d in data]) for k in ("phi", "legal", "action")}
-        print(f"{len(programs)} programs, {len(data['action']):,} decisions; training {net.steps} steps")
-        result = generalist.fit(data, net, workdir=workdir, log=print)
+        teachers, data = [d.get("teacher") for d in data], [{k: d[k] for k in ("phi", "legal", "action")} for d in data]
+        joined = {k: np.concatenate([d[k] for d in data]) for k in ("phi", "legal", "action")}
+        print(f"{len(programs)} programs, {len(joined['action']):,} decisions; training {net.steps} steps")
+        result = generalist.fit(joined, net, workdir=workdir, log=print)
         summary = {"config": config.to_dict(), "network": dataclasses.asdict(net), "programs": made,
-                   "decisions": int(len(data["action"])), "loss": result["loss"], "accuracy": result["accuracy"]}
+                   "decisions": int(len(joined["action"])), "loss": result["loss"], "accuracy": result["accuracy"]}
+        for r in range(1, config.rounds + 1):  # the network's own states, labelled again (config.round_labels)
+            own = [_own_rows(config, workdir, r, result["params"], net, *program, actions)
+                   for program, actions in zip(tqdm(programs, desc=f"round {r}: own games", unit="program"), teachers)]
+            better = sum(int(d["better"].sum()) for d in own if "better" in d)
+            data += [{k: d[k] for k in ("phi", "legal", "action")} for d in own]
+            joined = {k: np.concatenate([d[k] for d in data]) for k in ("phi", "legal", "action")}
+            print(f"round {r}: {sum(len(d['action']) for d in own):,} rows of the network's own games,"
+                  f" {len(joined['action']):,} in all; training {net.steps} steps")
+            os.makedirs(os.path.join(workdir, _round(config, r)), exist_ok=True)
+            result = generalist.fit(joined, net, workdir=os.path.join(workdir, _round(config, r)), log=print)
+            summary.setdefault("rounds", []).append({"rows": int(sum(len(d["action"]) for d in own)), "better": better,
+                                                     "loss": result["loss"], "accuracy": result["accuracy"]})
         if net.generations > 0:
             print(f"improving: {net.generations} generations of {net.population}, each on {config.drawn} fresh"
                   f" generated programs and {config.replayed} training programs")

@@ -27,7 +27,7 @@ from jaxmmap.solvers import agents, solve
 
 def _small_config(steps: int):
     config = generalist_config.get_config()
-    config.generated, config.instructions, config.suite_max_buffers = 2, (12,), 0
+    config.generated, config.instructions, config.suite_max_buffers, config.rounds = 2, (12,), 0, 0
     config.network.steps, config.network.checkpoint_every, config.network.widths = steps, 10, (16,)
     return config
 
@@ -120,6 +120,17 @@ def test_the_lookahead_teacher_labels_the_move_whose_greedy_continuation_returns
         assert gain == pytest.approx(best / mine if better else 1.0, rel=1e-5)
 
 
+def test_the_lookahead_over_an_untrained_network_is_the_lookahead_over_greedy():
+    """With parameters, the lookahead replays and continues with the network's own game; an
+    untrained network plays greedy's, so its rows are the greedy lookahead's."""
+    problem = generate(2, num_instructions=12, latency_tables=True)
+    config = generalist.GeneralistConfig(widths=(8,))
+    mine = generalist.lookahead_rows(problem, Rules(), points=16, params=generalist.init_params(config), config=config)
+    theirs = generalist.lookahead_rows(problem, Rules(), points=16)
+    for k in theirs:
+        np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-6)
+
+
 def test_pretraining_with_the_lookahead_teacher(tmp_path):
     config = _small_config(10)
     config.teacher, config.lookahead_points = "lookahead", 8
@@ -138,6 +149,55 @@ def test_pretraining_with_the_lookahead_teacher(tmp_path):
         config.lookahead_points, config.teacher = points, teacher
         with pytest.raises(train.UserError, match="lookahead_points|imitation or lookahead"):
             train._pretrain(config, str(tmp_path / "run"))
+
+
+def test_own_rows_are_the_networks_own_states_labelled_by_the_teacher():
+    """A round of DAgger: the states of the network's own game (here untrained: greedy's game),
+    each labelled by the teacher's move for its buffer where that move is legal there. With the
+    teacher's game itself as the network's, the rows are the teacher's own (`teacher_rows`; a
+    program whose greedy game never restores: a restore's states are not on the replay's path)."""
+    problem = generate(8, num_instructions=40, inplace_prob=0.2)
+    rules = Rules()
+    config = generalist.GeneralistConfig(widths=(8,))
+    params = generalist.init_params(config)
+    greedy = np.asarray(generalist._greedy_game(generalist.padded(problem, rules)))[:problem.num_buffers]
+    mine = generalist.own_rows(params, problem, rules, greedy, config)
+    theirs = generalist.teacher_rows(problem, rules, greedy)
+    assert len(mine["action"]) == len(theirs["action"]) > 0
+    for k in ("phi", "legal", "action"):
+        np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-6)
+    other = np.where(greedy == game.DROP, game.COPY, game.DROP).astype(np.int32)  # a teacher who disagrees
+    rows = generalist.own_rows(params, problem, rules, other, config)
+    assert 0 < len(rows["action"]) <= len(theirs["action"])
+    assert rows["legal"][np.arange(len(rows["action"])), rows["action"]].all()
+    row = {tuple(phi): (tuple(legal), int(action)) for phi, legal, action in zip(*theirs.values())}
+    for phi, legal, action in zip(rows["phi"], rows["legal"], rows["action"]):  # greedy's states, the other label
+        assert row[tuple(phi)][0] == tuple(legal) and action != row[tuple(phi)][1]
+
+
+def test_pretraining_with_rounds_of_the_networks_own_games_resumes(tmp_path, capsys):
+    config = _small_config(10)
+    config.rounds = 1
+    train._pretrain(config, str(tmp_path / "run"))
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert len(summary["rounds"]) == 1 and summary["rounds"][0]["rows"] > 0
+    names = [f"generated-{i}{s}.npz" for i in range(2) for s in ("", ".own-1")]
+    assert sorted(os.listdir(tmp_path / "run" / "rows")) == names
+    capsys.readouterr()
+    train._pretrain(config, str(tmp_path / "run"))  # everything kept: nothing gathered or trained again
+    assert "step " not in capsys.readouterr().out
+    assert json.loads((tmp_path / "run" / "summary.json").read_text()) == summary
+    config.round_labels, config.lookahead_points = "lookahead", 4  # policy improvement over the network's game
+    train._pretrain(config, str(tmp_path / "run"))
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert len(summary["rounds"]) == 1 and 0 < summary["rounds"][0]["rows"] <= 2 * 4
+    assert len(os.listdir(tmp_path / "run" / "rows")) == 6  # beside the first round's rows
+    config.round_labels = "oracle"
+    with pytest.raises(train.UserError, match="round_labels"):
+        train._pretrain(config, str(tmp_path / "run"))
+    config.round_labels, config.teacher = "teacher", "lookahead"
+    with pytest.raises(train.UserError, match="rounds"):
+        train._pretrain(config, str(tmp_path / "run"))
 
 
 def test_the_generalist_keeps_its_training_seeds_apart():

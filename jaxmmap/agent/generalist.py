@@ -20,6 +20,12 @@ the teacher's decisions wherever they generalise.
 (`lookahead_rows`: one step of policy improvement over the greedy policy, at decisions of greedy's
 own game); off by default, as its network's games measured worse than greedy's (docs/agent.md).
 
+After the imitation, `config.rounds` of `configs/generalist.py` (one by default) go on with the
+states the network's own games visit, labelled by the teacher's moves (`own_rows`: DAgger) or by one
+step of policy improvement over the network's game (`lookahead_rows` with its parameters). One round
+of DAgger raised the imitation's games on the selection programs for every network seed measured;
+the lookahead's labels did not (docs/agent.md).
+
 After the imitation, `improve` can search the network's parameters on the game itself
 (OpenAI-ES over fresh programs, the best mean kept by selection programs): off by default
 (`generations=0`), since it measured no gain on programs it was not searched on (docs/agent.md).
@@ -163,38 +169,82 @@ def teacher_rows(problem: Problem, rules: Rules, actions: np.ndarray) -> dict[st
     return {"phi": phi[keep], "legal": legal[keep], "action": action[keep]}
 
 
-@jax.jit
-def _greedy_game(instance: Instance):
-    """int32[N]: the greedy policy's game (Drop-backup on: always won) as an action per buffer."""
-    state = rollout(instance, jax.random.key(0), greedy_policy, backup=True)
+@functools.partial(jax.jit, static_argnames=("config",))
+def _own_rows(params, instance: Instance, labels: jax.Array, *, config: GeneralistConfig):
+    """Plays the network's greedy game (Drop-backup on) and keeps, per buffer, the last real
+    decision of that game there whose label `labels[buffer]` is legal: (float32[N, F] features,
+    bool[N, 3] legal moves, int32[N] the label, -1 where there is no such decision)."""
+    ctx, n = obs_lib.context(instance), instance.width.shape[0]
+    act, key = policy(params, ctx, config), jax.random.key(0)
+
+    def body(carry):
+        state, phi, legal, label = carry
+        i, mask = jnp.minimum(state.board.cursor, n - 1), game.legal_action_mask(state)
+        keep = (jnp.sum(mask) > 1) & mask[labels[i]]
+        phi = phi.at[i].set(jnp.where(keep, decision_features(state, ctx), phi[i]))
+        legal = legal.at[i].set(jnp.where(keep, mask, legal[i]))
+        label = label.at[i].set(jnp.where(keep, labels[i], label[i]))
+        return game.step(state, act(key, state)), phi, legal, label
+
+    start = (game.init(instance, backup=True), jnp.zeros((n, NUM_DECISION_FEATURES), jnp.float32),
+             jnp.zeros((n, 3), bool), jnp.full(n, -1, jnp.int32))
+    return jax.lax.while_loop(lambda c: ~c[0].done, body, start)[1:]
+
+
+def own_rows(params, problem: Problem, rules: Rules, actions: np.ndarray, config: GeneralistConfig):
+    """Rows of the states the network's own greedy game visits, labelled by the teacher's
+    `actions` (an action per buffer; rows where it is illegal are left out): a round of DAgger.
+    The imitation's rows are the teacher's states only, and a network that agrees with them on
+    94% of the rows still strays, then meets states no row showed it."""
+    instance = make_instance(problem, rules)  # (as `teacher_rows` and the solver: the same features)
+    phi, legal, label = (np.asarray(x) for x in _own_rows(
+        params, instance, selfplay.padded_actions(instance, actions), config=config))
+    keep = label >= 0
+    return {"phi": phi[keep], "legal": legal[keep], "action": label[keep]}
+
+
+def _base(instance: Instance, params, config: GeneralistConfig | None):
+    """The policy a lookahead improves on: greedy's (`params` None) or the network's game."""
+    return greedy_policy if params is None else policy(params, obs_lib.context(instance), config)
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def _greedy_game(instance: Instance, params=None, config: GeneralistConfig | None = None):
+    """int32[N]: the greedy policy's game, or with `params` the network's (Drop-backup on: always
+    won), as an action per buffer."""
+    state = rollout(instance, jax.random.key(0), _base(instance, params, config), backup=True)
     return jnp.maximum(state.board.action, 0)  # (padding buffers are never decided: Copy, unplayed)
 
 
-def _deviation(recorded: jax.Array):
+def _deviation(recorded: jax.Array, then):
     """A game policy per point (i, a) (int32[2]): the replay of `recorded` (`selfplay.follow`, as
-    `_rows` replays it) for the first i moves, then `a`, then the greedy policy to the end."""
+    `_rows` replays it) for the first i moves, then `a`, then the policy `then` to the end."""
     follow = selfplay.follow(recorded)
 
     def make(point):
         def act(key, state: game.State) -> jax.Array:
-            later = jnp.where(state.moves == point[0], point[1], greedy_policy(key, state))
+            later = jnp.where(state.moves == point[0], point[1], then(key, state))
             return jnp.where(state.moves < point[0], follow(key, state), later).astype(jnp.int32)
         return act
     return make
 
 
-@jax.jit
-def _deviations(instance: Instance, recorded: jax.Array, points: jax.Array) -> jax.Array:
+@functools.partial(jax.jit, static_argnames=("config",))
+def _deviations(instance: Instance, recorded: jax.Array, points: jax.Array, params=None,
+                config: GeneralistConfig | None = None) -> jax.Array:
     """float32[P]: the return of each deviation `points[p]` (int32[P, 2]), one batch; -inf if lost."""
     keys = jax.random.split(jax.random.key(0), points.shape[0])
-    return won_returns(rollouts(instance, keys, _deviation(recorded), backup=True, params=points))
+    then = _deviation(recorded, _base(instance, params, config))
+    return won_returns(rollouts(instance, keys, then, backup=True, params=points))
 
 
-def lookahead_rows(problem: Problem, rules: Rules, *, points: int = 128, seed: int = 0) -> dict[str, np.ndarray]:
-    """Rows labelled by one step of policy improvement over the greedy policy. Greedy's game is
-    replayed from its decisions (`_rows`); at up to `points` of the replay's real decisions (all
-    of them on small programs, else drawn with `seed`), each legal move is played and greedy plays
-    on to the end, 3 x `points` games in one batch. The row's move is the one of the best return:
+def lookahead_rows(problem: Problem, rules: Rules, *, points: int = 128, seed: int = 0, params=None,
+                   config: GeneralistConfig | None = None) -> dict[str, np.ndarray]:
+    """Rows labelled by one step of policy improvement over the greedy policy, or with `params`
+    over the network's own game (`config`'s). That policy's game is replayed from its decisions
+    (`_rows`); at up to `points` of the replay's real decisions (all of them on small programs,
+    else drawn with `seed`), each legal move is played and the policy plays on to the end, 3 x
+    `points` games in one batch. The row's move is the one of the best return:
     the replayed (greedy's) move unless another returns more by a millionth, or unless the replayed
     move's continuation is lost and another's is not. Learning these is learning where leaving
     greedy pays in the true game, not agreement with a plan. Each row also keeps `better` (bool:
@@ -202,7 +252,7 @@ def lookahead_rows(problem: Problem, rules: Rules, *, points: int = 128, seed: i
     move's, 1 where that is best, inf where that one is lost) and `move` (int32: the replay's move
     number, which is also the buffer)."""
     instance = padded(problem, rules)
-    recorded = _greedy_game(instance)
+    recorded = _greedy_game(instance, params, config)
     phi, legal, action, keep = (np.asarray(x) for x in _rows(instance, recorded))
     real = np.flatnonzero(keep)
     if len(real) > points:
@@ -212,7 +262,7 @@ def lookahead_rows(problem: Problem, rules: Rules, *, points: int = 128, seed: i
                 "gain": np.zeros(0, np.float32), "move": np.zeros(0, np.int32)}
     chosen = np.resize(real, points)  # (one batch shape for every program of a padded size)
     grid = np.stack([np.repeat(chosen, 3), np.tile(np.arange(3), points)], 1).astype(np.int32)
-    got = np.asarray(_deviations(instance, recorded, jnp.asarray(grid))).reshape(points, 3)[:len(real)]
+    got = np.asarray(_deviations(instance, recorded, jnp.asarray(grid), params, config)).reshape(points, 3)[:len(real)]
     rows = np.arange(len(real))
     got = np.where(legal[real], got, -np.inf)
     mine, best = got[rows, action[real]], np.argmax(got, 1)
