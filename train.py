@@ -290,7 +290,8 @@ def _pretrain(config, workdir):
         for r in range(1, config.rounds + 1):  # the network's own states, labelled again (config.round_labels)
             own = [_own_rows(config, workdir, r, result["params"], net, *program, actions)
                    for program, actions in zip(tqdm(programs, desc=f"round {r}: own games", unit="program"), teachers)]
-            better = sum(int(d["better"].sum()) for d in own if "better" in d)
+            # (the lookahead's labels that leave the network's own move; DAgger's have no such count)
+            better = sum(int(d["better"].sum()) for d in own) if all("better" in d for d in own) else None
             data += [{k: d[k] for k in ("phi", "legal", "action")} for d in own]
             joined = {k: np.concatenate([d[k] for d in data]) for k in ("phi", "legal", "action")}
             print(f"round {r}: {sum(len(d['action']) for d in own):,} rows of the network's own games,"
