@@ -41,7 +41,7 @@ def get_config() -> ml_collections.ConfigDict:
     # rounds after the imitation (`generalist.own_rows`): each plays the network's own greedy game on
     # every training program, labels the states it visits, and trains again on all the rows so far
     # (each round in WORKDIR/own-R/ or improve-R-POINTS/). One round of DAgger raised the imitation's
-    # games on the selection seeds for each of three network seeds (1.03-1.16x greedy's to 1.16-1.20x;
+    # games on the selection seeds for each of five network seeds (1.03-1.16x greedy's to 1.16-1.20x;
     # a second round fell back; docs/agent.md). The shipped network is an imitation without rounds.
     config.rounds = 1
     # how a round labels those states: "teacher" (the teacher's move for the buffer: DAgger) or
