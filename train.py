@@ -190,7 +190,8 @@ def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
     path = os.path.join(workdir, "rows", slug(name) + suffix + ".npz")
     try:
         with np.load(path) as f:
-            keys = ("phi", "legal", "action") + (() if lookahead else ("teacher",))
+            # (the teacher's moves label the rounds' states: rows gathered before them lack them)
+            keys = ("phi", "legal", "action") + (("teacher",) if config.rounds and not lookahead else ())
             return {k: f[k] for k in keys}, json.loads(str(f["about"]))
     except (OSError, ValueError, KeyError):  # not gathered yet, or cut short: again
         pass

@@ -177,8 +177,18 @@ def test_own_rows_are_the_networks_own_states_labelled_by_the_teacher():
 
 def test_pretraining_with_rounds_of_the_networks_own_games_resumes(tmp_path, capsys):
     config = _small_config(10)
-    config.rounds = 1
+    train._pretrain(config, str(tmp_path / "run"))  # no rounds first
+    path = tmp_path / "run" / "rows" / "generated-0.npz"
+    with np.load(path) as f:  # rows gathered before the rounds existed: without the teacher's moves
+        older = {k: f[k] for k in f.files if k != "teacher"}
+    np.savez(path, **older)
+    before = path.read_bytes()
+    train._pretrain(config, str(tmp_path / "run"))  # still enough without rounds: not gathered again
+    assert path.read_bytes() == before
+    config.rounds = 1  # the rounds need the teacher's moves: gathered again
     train._pretrain(config, str(tmp_path / "run"))
+    with np.load(path) as f:
+        assert "teacher" in f.files
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert len(summary["rounds"]) == 1 and summary["rounds"][0]["rows"] > 0
     names = [f"generated-{i}{s}.npz" for i in range(2) for s in ("", ".own-1")]
