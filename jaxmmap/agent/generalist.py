@@ -245,9 +245,9 @@ def lookahead_rows(problem: Problem, rules: Rules, *, points: int = 128, seed: i
     (`_rows`); at up to `points` of the replay's real decisions (all of them on small programs,
     else drawn with `seed`), each legal move is played and the policy plays on to the end, 3 x
     `points` games in one batch. The row's move is the one of the best return:
-    the replayed (greedy's) move unless another returns more by a millionth, or unless the replayed
-    move's continuation is lost and another's is not. Learning these is learning where leaving
-    greedy pays in the true game, not agreement with a plan. Each row also keeps `better` (bool:
+    the replayed (the policy's own) move unless another returns more by a millionth, or unless the
+    replayed move's continuation is lost and another's is not. Learning these is learning where
+    leaving the policy pays in the true game, not agreement with a plan. Each row also keeps `better` (bool:
     the label is not the replayed move), `gain` (float32: the label's return over the replayed
     move's, 1 where that is best, inf where that one is lost) and `move` (int32: the replay's move
     number, which is also the buffer)."""
