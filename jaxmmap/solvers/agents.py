@@ -211,8 +211,9 @@ def _place_last(problem: Problem, rules: Rules, seed: int, left: float, game, ba
     heuristic's solution (`base`). Returns the result and (the start improved, "agent" or
     "heuristic", and the agent's placed return or None)."""
     began = time.perf_counter()
-    if game is None:
-        return place(problem, base.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed), ("heuristic", None)
+    if game is None:  # (the heuristic's solution is placed by its plan: only the moves)
+        return (place(problem, base.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed, replan=False),
+                ("heuristic", None))
     first = place(problem, game, rules=rules, budget_s=max(left, 1e-3), moves=0, seed=seed)
     tell("placed", first)
     start = first if base is None or first.ret > base.solution.ret else base.solution
