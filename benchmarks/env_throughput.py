@@ -3,6 +3,7 @@
     python benchmarks/env_throughput.py                       # CPU defaults
     python benchmarks/env_throughput.py --batches 1 64 1024 4096 16384 --max-work 1e8   # a GPU
     python benchmarks/env_throughput.py -o results.json       # the figures, also as JSON
+    python benchmarks/env_throughput.py --restores one-at-a-time   # the other batched restore
 
 For each standard size (about 315, 3,140 and 16,560 buffers, from the generator) both games play
 the same stretch of the game, the first `--moves` moves (or the whole game if shorter), with a
@@ -21,6 +22,7 @@ batch too large for its caches (`--bandwidth`, default one H100's 3.35 TB/s).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 
 import jax
@@ -30,6 +32,7 @@ from jaxmmap import ReferenceGame, Rules, generate, make_instance
 from jaxmmap.core.files import write_json
 from jaxmmap.env import game
 from jaxmmap.env import grid as memory
+from jaxmmap.env.backup import TOGETHER_BELOW, restores_together, together
 from jaxmmap.env.rollout import random_policy, rollouts
 
 H100_BANDWIDTH = 3.35e12  # bytes per second (H100 SXM, HBM3)
@@ -51,11 +54,14 @@ def reference_rate(problem, rules, moves: int, seed: int = 0) -> float:
     return played / (time.perf_counter() - t0)
 
 
-def jax_rate(instance, batch: int, moves: int, repeats: int = 3) -> tuple[float, float]:
-    """(moves per second, compile seconds) of `rollouts` over `batch` games."""
+def jax_rate(instance, batch: int, moves: int, repeats: int = 3, restores: str = "auto") -> tuple[float, float]:
+    """(moves per second, compile seconds) of `rollouts` over `batch` games; `restores`: how a
+    batch's restores run (`backup.together`: "auto" by the backend, "together" or
+    "one-at-a-time")."""
     def run(key):
-        return rollouts(instance, jax.random.split(key, batch), random_policy, backup=True,
-                        max_moves=moves).moves
+        with (contextlib.nullcontext() if restores == "auto" else restores_together(restores == "together")):
+            return rollouts(instance, jax.random.split(key, batch), random_policy, backup=True,
+                            max_moves=moves).moves
 
     t0 = time.perf_counter()
     run = jax.jit(run).lower(jax.random.key(0)).compile()
@@ -106,13 +112,19 @@ def main():
     parser.add_argument("--columns", type=int, default=256)
     parser.add_argument("--max-work", type=float, default=5e6,
                         help="skip a batch when batch * buffers exceeds this (CPU memory and time)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per batch (the best counts)")
+    parser.add_argument("--restores", choices=["auto", "together", "one-at-a-time"], default="auto",
+                        help="how a batch's restores run: by the backend (auto), or forced")
     parser.add_argument("--bandwidth", type=float, default=H100_BANDWIDTH,
                         help="memory bandwidth in bytes/s for the bound from bytes per move")
     parser.add_argument("-o", "--output", help="also write the figures to this JSON file")
     args = parser.parse_args()
     rules = Rules(columns=args.columns)
     device = f"{jax.devices()[0].device_kind} ({jax.default_backend()})"
-    print(f"device: {device}, columns {args.columns}, first {args.moves} moves, Drop-backup on")
+    mode = args.restores if args.restores != "auto" else (
+        f"together below {TOGETHER_BELOW} buffers" if together(0) else "one-at-a-time")
+    print(f"device: {device}, columns {args.columns}, first {args.moves} moves, Drop-backup on,"
+          f" restores {mode}")
     print(f"{'buffers':>8} {'steps':>6} {'batch':>6} {'moves/s':>12} {'vs ref':>8} {'vs b1':>6} {'compile':>8}")
     rows, sizes = [], []
     for size in args.sizes:
@@ -125,7 +137,7 @@ def main():
         for batch in args.batches:
             if batch * problem.num_buffers > args.max_work:
                 continue
-            rate, compile_s = jax_rate(instance, batch, args.moves)
+            rate, compile_s = jax_rate(instance, batch, args.moves, args.repeats, args.restores)
             rates[batch] = rate
             first = rates.get(min(rates))
             print(f"{problem.num_buffers:>8} {problem.num_steps:>6} {batch:>6} {rate:>12,.0f}"
@@ -143,7 +155,7 @@ def main():
                           bytes_per_move=moved, reference_moves_per_s=ref,
                           bandwidth_bound_moves_per_s=args.bandwidth / moved))
     if args.output:
-        write_json(args.output, dict(device=device, columns=args.columns, moves=args.moves,
+        write_json(args.output, dict(device=device, columns=args.columns, moves=args.moves, restores=mode,
                                      date=time.strftime("%Y-%m-%d"), rows=rows, sizes=sizes),
                    indent=1)
 

@@ -9,8 +9,9 @@ import pytest
 
 from jaxmmap import Environment, Rules, generate, make_instance, play, rollout, validate
 from jaxmmap.env import FIRST, LAST, MID, game
+from jaxmmap.env.backup import TOGETHER_BELOW, restores_together, together
 from jaxmmap.env.instance import stack
-from jaxmmap.env.rollout import greedy_policy, random_policy, rollouts
+from jaxmmap.env.rollout import advance, greedy_policy, random_policy, rollouts, start
 
 RULES = Rules(columns=64)
 PAD = dict(num_buffers=256, num_steps=64, num_tables=64)
@@ -89,7 +90,8 @@ def test_rollouts_copy_no_game_state_per_move():
     instance = make_instance(generate(6, num_instructions=30, inplace_prob=0.3), RULES, **PAD)
     batch = 4
     run = jax.jit(lambda k: rollouts(instance, jax.random.split(k, batch), random_policy, backup=True))
-    hlo = run.lower(jax.random.key(0)).compile().as_text()
+    with restores_together(False):  # (the CPU's way; an accelerator's is a plain vmap: the test below)
+        hlo = run.lower(jax.random.key(0)).compile().as_text()
     loops = hlo.split("ENTRY")[0]  # every computation but the entry: the loops' bodies and what they call
     records, planes = f"[{batch},{PAD['num_buffers']}]", f"[{batch},2,{PAD['num_steps']}"
     copies = [line for line in loops.splitlines()
@@ -97,6 +99,40 @@ def test_rollouts_copy_no_game_state_per_move():
               or (re.search(r" select\(", line) and planes in line.split("=")[1][:40])]
     assert not copies, copies
     assert re.search(r" while\(", loops)  # (the restore's loops are there)
+
+
+@pytest.mark.parametrize("checkpoints", [0, 2])
+def test_restores_together_play_the_games_restores_one_at_a_time_play(checkpoints):
+    """A batch's restores and checkpoints as a plain `vmap` (an accelerator's default,
+    `backup.together`) play exactly the games that one game at a time (the CPU's) plays."""
+    instance = make_instance(generate(3, num_instructions=40, inplace_prob=0.3), RULES, **PAD)
+    keys = jax.random.split(jax.random.key(1), 8)
+
+    def play(on):
+        def run(keys):
+            with restores_together(on):
+                states = start(instance, 8, checkpoints=checkpoints)
+                return advance(states, keys, random_policy, moves=10 * PAD["num_buffers"])[0]
+        return jax.jit(run)(keys)
+
+    apart, together = play(False), play(True)
+    assert int(np.sum(np.asarray(apart.restores))) > 0 and bool(np.all(np.asarray(apart.done)))
+    for field in ("action", "offset", "ret"):
+        np.testing.assert_array_equal(np.asarray(getattr(together.board, field)),
+                                      np.asarray(getattr(apart.board, field)))
+    np.testing.assert_array_equal(np.asarray(together.restores), np.asarray(apart.restores))
+    if checkpoints:
+        np.testing.assert_array_equal(np.asarray(together.checkpoints.valid), np.asarray(apart.checkpoints.valid))
+
+
+def test_an_accelerator_restores_together_on_small_programs_only(monkeypatch):
+    assert not together(300)  # the CPU: one game at a time, at every size
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert together(300) and not together(TOGETHER_BELOW)
+    with restores_together(False):
+        assert not together(300)
+        with restores_together():
+            assert together(TOGETHER_BELOW)
 
 
 def test_greedy_takes_a_legal_action_of_the_largest_immediate_reward_at_every_move():

@@ -7,6 +7,7 @@ import pytest
 
 from jaxmmap import ReferenceGame, Rules, generate, make_instance, rollout
 from jaxmmap.env import game
+from jaxmmap.env.backup import restores_together
 from jaxmmap.env.rollout import random_policy
 
 
@@ -45,12 +46,15 @@ def test_jax_equals_reference_on_larger_instances(seed):
 @pytest.mark.gpu
 @pytest.mark.skipif(not any(d.platform == "gpu" for d in jax.devices()), reason="no GPU")
 def test_gpu_rollouts_equal_cpu_rollouts():
+    """The GPU's batched games (restores together, `backup.together`) are the CPU's (one game at
+    a time)."""
     problem = generate(1, num_instructions=100, inplace_prob=0.2)
     instance = make_instance(problem, Rules())
     keys = jax.random.split(jax.random.key(0), 64)
     run = jax.vmap(lambda k: rollout(instance, k, random_policy, backup=True))
     on_gpu = jax.jit(run)(keys)
-    with jax.default_device(jax.devices("cpu")[0]):
+    with jax.default_device(jax.devices("cpu")[0]), restores_together(False):
         on_cpu = jax.jit(run)(jax.device_put(keys, jax.devices("cpu")[0]))
+    assert int(np.sum(np.asarray(on_cpu.restores))) > 0
     np.testing.assert_array_equal(np.asarray(on_gpu.board.action), np.asarray(on_cpu.board.action))
     np.testing.assert_allclose(np.asarray(on_gpu.board.ret), np.asarray(on_cpu.board.ret), rtol=1e-5)

@@ -30,19 +30,25 @@ from jaxmmap.env.types import (
 )
 
 
-def one_game_at_a_time(fn):
-    """`fn(carry, consts, on) -> carry` (the carry unchanged where `on` is False), made cheap
+def one_game_at_a_time(buffers):
+    """A decorator: `fn(carry, consts, on) -> carry` (the carry unchanged where `on` is False), made cheap
     under `vmap`: the batched version runs `fn` on one game at a time, only on the games where
     `on` holds, reading and writing that game's slice of the carry in place. (`vmap` of a loop
     whose length differs between games would run every game's body and select every game's whole
     carry on each iteration, while any one game is still in it: a restore's replay of hundreds of
-    moves, or a checkpoint's copy of the grid, cost the whole batch.)"""
+    moves, or a checkpoint's copy of the grid, cost the whole batch.) On an accelerator, for
+    small programs, the batched version is a plain `vmap` instead (`together`); `buffers(carry,
+    consts)` is the program's padded number of buffers."""
+    return lambda fn: _one_game_at_a_time(fn, buffers)
+
+
+def _one_game_at_a_time(fn, buffers):
     wrapped = custom_vmap(fn)
 
     @wrapped.def_vmap
     def _batched(size, in_batched, carry, consts, on):
         carry_b, consts_b, on_b = in_batched
-        if _TOGETHER[-1]:
+        if together(buffers(carry, consts)):
             axes = jax.tree.map(lambda b: 0 if b else None, consts_b)
             carry_axes = jax.tree.map(lambda b: 0 if b else None, carry_b)
             out = jax.vmap(fn, in_axes=(carry_axes, axes, 0 if on_b else None))(carry, consts, on)
@@ -64,17 +70,40 @@ def one_game_at_a_time(fn):
     return wrapped
 
 
-_TOGETHER = [False]
+_TOGETHER: list[bool | None] = [None]  # None: by the backend (`together`)
+
+
+#: Padded buffers below which an accelerator's batch restores together (`together`).
+TOGETHER_BELOW = 2048
+
+
+def together(buffers: int) -> bool:
+    """Whether a batch's restores and checkpoints on a program of `buffers` (padded) buffers,
+    traced now, run as a plain `vmap` (every game's body at once) rather than one game at a
+    time: as `restores_together` says, else on an accelerator, below `TOGETHER_BELOW` buffers.
+    On a GPU one game at a time is a loop over the batch's restoring games, a few kernel
+    launches and host round trips each: batched random play at 315 buffers, batch 1,024, ran
+    71,032 moves/s that way and 222,418 together (one H100, 2026-11-27,
+    `benchmarks/env_throughput.py`). Together, a restore's replay runs while any game of the
+    batch replays and selects every game's board on each replayed move: on a 3,140-buffer
+    program, whose restores replay up to a checkpoint's spacing, that was the slower (22,396
+    moves/s at batch 1,024 together; 58,391 at batch 256 one at a time). On the CPU, where the
+    games of a batch run one after another anyway, together is the slower at every size (315
+    buffers, batch 64: 463,474 against 90,905 moves/s)."""
+    if _TOGETHER[-1] is not None:
+        return _TOGETHER[-1]
+    return jax.default_backend() != "cpu" and buffers < TOGETHER_BELOW
 
 
 @contextlib.contextmanager
-def restores_together():
+def restores_together(on: bool = True):
     """While a batched game is traced under it, its restores and checkpoints run as a plain
-    `vmap`, every game's body at once: for batches whose games restore together (an expert
-    generation's games share their prefix: one at a time, its generation at 24,235 buffers no
-    longer ended within 84 s; together, within 120 s). A trace-time switch: a jitted function
-    that uses it enters it in its own body, so that every trace of it sees it."""
-    _TOGETHER.append(True)
+    `vmap` (or, with `on=False`, one game at a time), whatever the backend: for batches whose
+    games restore together (an expert generation's games share their prefix: one at a time,
+    its generation at 24,235 buffers on the CPU no longer ended within 84 s; together, within
+    120 s). A trace-time switch: a jitted function that uses it enters it in its own body, so
+    that every trace of it sees it."""
+    _TOGETHER.append(bool(on))
     try:
         yield
     finally:
@@ -97,7 +126,7 @@ def rewind(inst: Instance, board: Board, cand: Candidates, backup: Snapshot, che
     return board.replace(records=records), cand, count
 
 
-@one_game_at_a_time
+@one_game_at_a_time(lambda carry, consts: consts[0].width.shape[-1])
 def _rewind(carry, consts, on):
     inst, backup, checkpoints, records = consts
     n = inst.width.shape[0]
@@ -147,7 +176,7 @@ def checkpoint(board: Board, checkpoints, active):
     return _take(checkpoints, board, due)
 
 
-@one_game_at_a_time
+@one_game_at_a_time(lambda carry, consts: consts.action.shape[-1])
 def _take(checkpoints, board, due):
     """The checkpoint due at the board's cursor taken, where `due`."""
     slot = jnp.clip(board.cursor // checkpoints.every - 1, 0, checkpoints.valid.shape[0] - 1)
