@@ -175,41 +175,56 @@ def _selection(config):
     return out
 
 
-def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
-    """(rows, about) of one training program by the config's teacher: read from WORKDIR/rows/ (a
-    file per program, teacher and lookahead setting), else gathered and written there atomically."""
+def _kept(path: str, need: tuple, gather) -> dict:
+    """A program's rows kept in a file (WORKDIR/rows/*.npz): the arrays `need` of `path`, with its
+    "about" and "better" where it has them; else `gather()`'s rows, written there atomically
+    first. A file cut short, or without an array now needed, is gathered again."""
     import jax
     import numpy as np
 
+    from jaxmmap.core.files import atomic
+
+    extra = ("about", "better")
+    try:
+        with np.load(path) as f:
+            return {k: f[k] for k in (*need, *(k for k in extra if k in f))}
+    except (OSError, ValueError, KeyError):  # not gathered yet, or cut short: again
+        pass
+    rows = gather()
+    # every program compiles its own games, and each compiled game holds memory maps: 38 of them
+    # ran the process out (vm.max_map_count, 65,530) at the last program
+    jax.clear_caches()
+    with atomic(path, "wb") as f:
+        np.savez(f, **rows)
+    return {k: rows[k] for k in rows if k in need or k in extra}
+
+
+def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
+    """(rows, about) of one training program by the config's teacher, kept in WORKDIR/rows/ (a
+    file per program, teacher and lookahead setting; `_kept`)."""
     from jaxmmap.agent import generalist
-    from jaxmmap.core.files import atomic, slug
+    from jaxmmap.core.files import slug
     from jaxmmap.solvers.agents import teacher
 
     lookahead = config.teacher == "lookahead"
     suffix = f".lookahead-{config.lookahead_points}-s{net.seed}" if lookahead else ""
-    path = os.path.join(workdir, "rows", slug(name) + suffix + ".npz")
-    try:
-        with np.load(path) as f:
-            # (the teacher's moves label the rounds' states: rows gathered before them lack them)
-            keys = ("phi", "legal", "action") + (("teacher",) if config.rounds and not lookahead else ())
-            return {k: f[k] for k in keys}, json.loads(str(f["about"]))
-    except (OSError, ValueError, KeyError):  # not gathered yet, or cut short: again
-        pass
-    about = {"program": name, "buffers": problem.num_buffers}
-    if lookahead:  # (the points drawn with the network's seed, where a program has more decisions)
-        rows = generalist.lookahead_rows(problem, rules, points=config.lookahead_points, seed=net.seed)
-        about.update(teacher="lookahead", rows=int(len(rows["action"])), better_than_greedy=int(rows["better"].sum()),
-                     max_gain=float(rows["gain"].max(initial=1.0)))
-    else:
-        actions, ret, source = teacher(problem, rules)
-        rows = {**generalist.teacher_rows(problem, rules, actions), "teacher": actions}
-        # every program compiles its own games, and each compiled game holds memory maps: 38 of
-        # them ran the process out (vm.max_map_count, 65,530) at the last program
-        jax.clear_caches()
-        about.update(teacher=source, teacher_return=ret, rows=int(len(rows["action"])))
-    with atomic(path, "wb") as f:
-        np.savez(f, about=json.dumps(about), **rows)
-    return rows, about
+    # (the teacher's moves label the rounds' states: rows gathered before them lack them)
+    need = ("phi", "legal", "action") + (("teacher",) if config.rounds and not lookahead else ())
+
+    def gather():
+        about = {"program": name, "buffers": problem.num_buffers}
+        if lookahead:  # (the points drawn with the network's seed, where a program has more decisions)
+            rows = generalist.lookahead_rows(problem, rules, points=config.lookahead_points, seed=net.seed)
+            about.update(teacher="lookahead", rows=int(len(rows["action"])), better_than_greedy=int(rows["better"].sum()),
+                         max_gain=float(rows["gain"].max(initial=1.0)))
+        else:
+            actions, ret, source = teacher(problem, rules)
+            rows = {**generalist.teacher_rows(problem, rules, actions), "teacher": actions}
+            about.update(teacher=source, teacher_return=ret, rows=int(len(rows["action"])))
+        return {**rows, "about": json.dumps(about)}
+
+    rows = _kept(os.path.join(workdir, "rows", slug(name) + suffix + ".npz"), need, gather)
+    return {k: rows[k] for k in need}, json.loads(str(rows["about"]))
 
 
 def _round(config, r: int) -> str:
@@ -222,28 +237,17 @@ def _own_rows(config, workdir: str, r: int, params, net, name: str, problem, rul
     states of the network's own game labelled by the teacher's `actions` (`generalist.own_rows`),
     or with `round_labels="lookahead"` by one step of policy improvement over the network's game
     (`generalist.lookahead_rows` with its parameters)."""
-    import jax
-    import numpy as np
-
     from jaxmmap.agent import generalist
-    from jaxmmap.core.files import atomic, slug
+    from jaxmmap.core.files import slug
 
-    lookahead = config.round_labels == "lookahead"
-    path = os.path.join(workdir, "rows", f"{slug(name)}.{_round(config, r)}.npz")
-    try:
-        with np.load(path) as f:
-            return {k: f[k] for k in ("phi", "legal", "action", "better") if k in f}
-    except (OSError, ValueError, KeyError):  # not gathered yet, or cut short: again
-        pass
-    if lookahead:
-        rows = generalist.lookahead_rows(problem, rules, points=config.lookahead_points, seed=net.seed + r,
-                                         params=params, config=net)
-    else:
-        rows = generalist.own_rows(params, problem, rules, actions, net)
-    jax.clear_caches()  # (as the teacher's: a program's compiled games hold memory maps)
-    with atomic(path, "wb") as f:
-        np.savez(f, **rows)
-    return {k: rows[k] for k in ("phi", "legal", "action", "better") if k in rows}
+    def gather():
+        if config.round_labels == "lookahead":
+            return generalist.lookahead_rows(problem, rules, points=config.lookahead_points, seed=net.seed + r,
+                                             params=params, config=net)
+        return generalist.own_rows(params, problem, rules, actions, net)
+
+    return _kept(os.path.join(workdir, "rows", f"{slug(name)}.{_round(config, r)}.npz"), ("phi", "legal", "action"),
+                 gather)
 
 
 def _pretrain(config, workdir):

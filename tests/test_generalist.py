@@ -138,7 +138,8 @@ def test_pretraining_with_the_lookahead_teacher(tmp_path):
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert all(p["teacher"] == "lookahead" and 0 < p["rows"] <= 8 for p in summary["programs"])
     assert summary["decisions"] == sum(p["rows"] for p in summary["programs"])
-    names = ["generated-0.lookahead-8-s0.npz", "generated-1.lookahead-8-s0.npz"]
+    seed = config.network.seed  # (the lookahead's points are drawn with the network's seed)
+    names = [f"generated-0.lookahead-8-s{seed}.npz", f"generated-1.lookahead-8-s{seed}.npz"]
     assert sorted(os.listdir(tmp_path / "run" / "rows")) == names
     config.lookahead_points = 4  # another setting: other rows, gathered again beside the first
     train._pretrain(config, str(tmp_path / "run"))
