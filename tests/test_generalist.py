@@ -211,6 +211,18 @@ def test_pretraining_with_rounds_of_the_networks_own_games_resumes(tmp_path, cap
         train._pretrain(config, str(tmp_path / "run"))
 
 
+def test_a_pretraining_run_is_reproduced_from_its_config_to_the_last_bit(tmp_path):
+    """Two runs of the same config (the imitation and a DAgger round) into empty folders write the
+    same parameters: the shipped network is its config's run (`configs/generalist.py`)."""
+    config = _small_config(10)
+    config.rounds = 1
+    for run in ("a", "b"):
+        train._pretrain(config, str(tmp_path / run))
+    assert (tmp_path / "a" / "params.msgpack").read_bytes() == (tmp_path / "b" / "params.msgpack").read_bytes()
+    config.network.seed += 1  # (and the seed matters)
+    train._pretrain(config, str(tmp_path / "c"))
+    assert (tmp_path / "c" / "params.msgpack").read_bytes() != (tmp_path / "a" / "params.msgpack").read_bytes()
+
 def test_the_generalist_keeps_its_training_seeds_apart():
     config = _small_config(20)
     config.generated = 101

@@ -98,7 +98,7 @@ class _Planner:
         self.offset = np.full(n, -1, np.int64)
         self.alloc = np.full((n, 2), -1, np.int64)
         self.copy = np.full((n, 2), -1, np.int64)
-        shared = _SHARED.setdefault(d, {})
+        self.shared = shared = _SHARED.setdefault(d, {})
         if "rows" not in shared:
             shared.update(rows=_table_rows(problem, d), worth={})
         self.rows = shared["rows"]
@@ -472,7 +472,7 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
     d, est = prepared
     planner = _Planner(problem, d, est, pins=pins, preferred_overlap=preferred_overlap,
                        min_overlap=min_overlap, max_overlap=max_overlap, decisions=decisions)
-    shared = _SHARED.setdefault(d, {})
+    shared = planner.shared
     if shared.get("items", (None,))[0] is not est:
         shared["items"] = (est, _work_items(problem, d, est))
     items = shared["items"][1]

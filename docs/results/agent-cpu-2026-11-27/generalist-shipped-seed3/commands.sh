@@ -19,3 +19,10 @@ jaxmmap compare --instances suite:wavenet_train@gpu suite:mnasnet_train@gpu \
   suite:alphatensor_like_train@gpu-50 suite:nmt_train@gpu gen-1003.json.gz gen-1004.json.gz \
   --solvers generalist --budget 30 --seeds 1 --no-bound -o generalist-heldout-30s
 python benchmarks/generalist_games.py            # generalist_games.txt, one core
+# Fine-tuning, fresh against pretrained, one core each at the same time (gen-100N as above):
+I="suite:wavenet_infer@tpu_v4i-30 suite:mnasnet_infer@tpu_v4i-30 suite:alphatensor_like@tpu_v4i-30 suite:nmt_infer@tpu_v4i-30 gen-1001.json.gz gen-1002.json.gz"
+for B in 60 300; do
+  taskset -c 0 python -m jaxmmap compare --instances $I --solvers muzero --budget $B --seeds 1 --no-bound -o muzero-fresh-heldout-${B}s-one-core &
+  taskset -c 1 python -m jaxmmap compare --instances $I --solvers muzero --budget $B --seeds 1 --no-bound --option muzero.pretrained=true -o muzero-pretrained-heldout-${B}s-one-core &
+  wait
+done
