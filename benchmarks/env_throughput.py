@@ -1,7 +1,7 @@
 """Moves per second of the jitted, batched JAX game beside the reference, in the same run.
 
     python benchmarks/env_throughput.py                       # CPU defaults
-    python benchmarks/env_throughput.py --batches 1 64 1024 4096 16384 --max-work 1e8   # a GPU
+    python benchmarks/env_throughput.py --batches 1 64 1024 4096 16384 --max-work 2e7 --repeats 1   # a GPU
     python benchmarks/env_throughput.py -o results.json       # the figures, also as JSON
     python benchmarks/env_throughput.py --restores one-at-a-time   # the other batched restore
 
