@@ -175,6 +175,16 @@ def _selection(config):
     return out
 
 
+ROW_KEYS = ("phi", "legal", "action")  # a row: decision features, legal moves, the label
+
+
+def _joined(data: list[dict]) -> dict:
+    """The rows of several programs as one set (`ROW_KEYS`)."""
+    import numpy as np
+
+    return {k: np.concatenate([d[k] for d in data]) for k in ROW_KEYS}
+
+
 def _kept(path: str, need: tuple, gather) -> dict:
     """A program's rows kept in a file (WORKDIR/rows/*.npz): the arrays `need` of `path`, with its
     "about" and "better" where it has them; else `gather()`'s rows, written there atomically
@@ -209,7 +219,7 @@ def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
     lookahead = config.teacher == "lookahead"
     suffix = f".lookahead-{config.lookahead_points}-s{net.seed}" if lookahead else ""
     # (the teacher's moves label the rounds' states: rows gathered before them lack them)
-    need = ("phi", "legal", "action") + (("teacher",) if config.rounds and not lookahead else ())
+    need = ROW_KEYS + (("teacher",) if config.rounds and not lookahead else ())
 
     def gather():
         about = {"program": name, "buffers": problem.num_buffers}
@@ -246,8 +256,7 @@ def _own_rows(config, workdir: str, r: int, params, net, name: str, problem, rul
                                              params=params, config=net)
         return generalist.own_rows(params, problem, rules, actions, net)
 
-    return _kept(os.path.join(workdir, "rows", f"{slug(name)}.{_round(config, r)}.npz"), ("phi", "legal", "action"),
-                 gather)
+    return _kept(os.path.join(workdir, "rows", f"{slug(name)}.{_round(config, r)}.npz"), ROW_KEYS, gather)
 
 
 def _pretrain(config, workdir):
@@ -255,7 +264,6 @@ def _pretrain(config, workdir):
     program (kept in WORKDIR/rows/, `_teacher_rows`), then the network (WORKDIR/state.msgpack)."""
     import dataclasses
 
-    import numpy as np
     from flax import serialization
     from tqdm import tqdm
 
@@ -286,8 +294,8 @@ def _pretrain(config, workdir):
             rows, about = _teacher_rows(config, net, workdir, name, problem, rules)
             data.append(rows)
             made.append(about)
-        teachers, data = [d.get("teacher") for d in data], [{k: d[k] for k in ("phi", "legal", "action")} for d in data]
-        joined = {k: np.concatenate([d[k] for d in data]) for k in ("phi", "legal", "action")}
+        teachers = [d.get("teacher") for d in data]
+        joined = _joined(data)
         print(f"{len(programs)} programs, {len(joined['action']):,} decisions; training {net.steps} steps")
         result = generalist.fit(joined, net, workdir=workdir, log=print)
         summary = {"config": config.to_dict(), "network": dataclasses.asdict(net), "programs": made,
@@ -297,8 +305,8 @@ def _pretrain(config, workdir):
                    for program, actions in zip(tqdm(programs, desc=f"round {r}: own games", unit="program"), teachers)]
             # (the lookahead's labels that leave the network's own move; DAgger's have no such count)
             better = sum(int(d["better"].sum()) for d in own) if all("better" in d for d in own) else None
-            data += [{k: d[k] for k in ("phi", "legal", "action")} for d in own]
-            joined = {k: np.concatenate([d[k] for d in data]) for k in ("phi", "legal", "action")}
+            data += own
+            joined = _joined(data)
             print(f"round {r}: {sum(len(d['action']) for d in own):,} rows of the network's own games,"
                   f" {len(joined['action']):,} in all; training {net.steps} steps")
             os.makedirs(os.path.join(workdir, _round(config, r)), exist_ok=True)

@@ -98,7 +98,7 @@ def test_the_lookahead_teacher_labels_the_move_whose_greedy_continuation_returns
     rows = generalist.lookahead_rows(problem, rules, points=16)
     instance = generalist.padded(problem, rules)
     step, greedy = jax.jit(game.step), jax.jit(greedy_policy)
-    follow = jax.jit(selfplay.follow(generalist._greedy_game(instance)))
+    follow = jax.jit(selfplay.follow(generalist._policy_game(instance)))
 
     def continuation(move: int, action: int | None) -> float:  # None: the replayed move there too
         state = game.init(instance, backup=True)
@@ -161,7 +161,7 @@ def test_own_rows_are_the_networks_own_states_labelled_by_the_teacher():
     rules = Rules()
     config = generalist.GeneralistConfig(widths=(8,))
     params = generalist.init_params(config)
-    greedy = np.asarray(generalist._greedy_game(generalist.padded(problem, rules)))[:problem.num_buffers]
+    greedy = np.asarray(generalist._policy_game(generalist.padded(problem, rules)))[:problem.num_buffers]
     mine = generalist.own_rows(params, problem, rules, greedy, config)
     theirs = generalist.teacher_rows(problem, rules, greedy)
     assert len(mine["action"]) == len(theirs["action"]) > 0
@@ -248,7 +248,7 @@ def test_padded_instances_play_the_same_game_and_a_batch_plays_each_parameter_se
     assert got.tolist() == [float(a.board.ret), float(greedy.board.ret)]
 
 
-def test_an_untrained_generalist_plays_the_greedy_game():
+def test_an_untrained_generalist_plays_the_policy_game():
     """The network's logits are the greedy scores plus a correction that starts at zero."""
     problem = generate(3, num_instructions=40, inplace_prob=0.2, latency_tables=True)
     instance = make_instance(problem, Rules())

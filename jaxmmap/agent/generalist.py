@@ -209,7 +209,7 @@ def _base(instance: Instance, params, config: GeneralistConfig | None):
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def _greedy_game(instance: Instance, params=None, config: GeneralistConfig | None = None):
+def _policy_game(instance: Instance, params=None, config: GeneralistConfig | None = None):
     """int32[N]: the greedy policy's game, or with `params` the network's (Drop-backup on: always
     won), as an action per buffer."""
     state = rollout(instance, jax.random.key(0), _base(instance, params, config), backup=True)
@@ -252,7 +252,7 @@ def lookahead_rows(problem: Problem, rules: Rules, *, points: int = 128, seed: i
     move's, 1 where that is best, inf where that one is lost) and `move` (int32: the replay's move
     number, which is also the buffer)."""
     instance = padded(problem, rules)
-    recorded = _greedy_game(instance, params, config)
+    recorded = _policy_game(instance, params, config)
     phi, legal, action, keep = (np.asarray(x) for x in _rows(instance, recorded))
     real = np.flatnonzero(keep)
     if len(real) > points:
