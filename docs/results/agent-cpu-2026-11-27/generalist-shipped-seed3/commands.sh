@@ -1,7 +1,8 @@
 # 2026-11-27, sixteenth session: the shipped generalist trained again from its config (seed 3), and measured.
 # Training, one core, from nothing (runs/fresh3 empty), about 7 minutes; then shipped (resumes, then writes the package's copy):
-python train.py --config configs/generalist.py --workdir runs/fresh3
-python train.py --config configs/generalist.py --workdir runs/fresh3 --config.ship=True
+taskset -c 1 python train.py --config configs/generalist.py --workdir runs/fresh3
+taskset -c 1 python train.py --config configs/generalist.py --workdir runs/fresh3 --config.ship=True
+# (one core: on both cores of the 2-core CPU the same rows train another network, docs/agent.md)
 # (the same with --config.network.seed=2 --workdir runs/fresh2: its parameters equal, to the last bit, those of
 #  the fifteenth session's runs/s2; runs/fresh3's equal runs/s3's)
 # The choice of seed 3 among the five DAgger seeds of the fifteenth session (0-4): the selection seeds 100-109
