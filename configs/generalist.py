@@ -42,7 +42,8 @@ def get_config() -> ml_collections.ConfigDict:
     # every training program, labels the states it visits, and trains again on all the rows so far
     # (each round in WORKDIR/own-R/ or improve-R-POINTS/). One round of DAgger raised the imitation's
     # games on the selection seeds for each of five network seeds (1.03-1.16x greedy's to 1.16-1.20x;
-    # a second round fell back; docs/agent.md). The shipped network is this config's run (seed 3).
+    # a second round fell back; docs/agent.md). The shipped network is this config's run (seed 3) on one
+    # core (`taskset -c 0`: on two, XLA:CPU sums in another order and trains another network).
     config.rounds = 1
     # how a round labels those states: "teacher" (the teacher's move for the buffer: DAgger) or
     # "lookahead" (one step of policy improvement over the network's own game, as the lookahead
