@@ -29,6 +29,7 @@ from jaxmmap.agent.loop import agent_config as config_from_dict
 from jaxmmap.agent.loop import fit
 from jaxmmap.agent.networks import make_networks
 from jaxmmap.env import game
+from jaxmmap.env.rollout import greedy_policy, rollout
 from jaxmmap.solvers.exhaustive import exhaustive
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -250,6 +251,36 @@ def test_the_quietest_deviation_rate_changes_a_few_moves_at_any_size():
     for n, lo in [(40, 0.02), (128, 0.02), (1280, 0.002), (12800, 0.0002)]:
         low, high = expert.deviation_range(jnp.int32(n), config)
         assert float(low) == pytest.approx(lo) and float(high) == pytest.approx(0.6)
+
+
+@pytest.mark.xdist_group("expert")
+def test_windowed_deviations_change_the_center_only_inside_their_window():
+    # A windowed game (all of them with deviation_window=1) deviates only in [prefix, prefix +
+    # window) and follows the center elsewhere (but where the Drop-backup's restores change its
+    # earlier moves): its changes stay local, a ruin and recreate of a stretch of the game.
+    problem = generate(3, num_instructions=200, memory_fraction=0.3)
+    instance = make_instance(problem, RULES)
+    n = problem.num_buffers
+    changed = {}
+    for windowed in (False, True):
+        config = _expert(games=32, deviation_window=float(windowed), restart_fraction=1.0)
+        greedy = rollout(instance, jax.random.key(0), greedy_policy, backup=True)
+        state = expert.init(instance, config, seed=0, demonstration=np.asarray(greedy.board.action)[:n])
+        games = expert.begin(state, instance, config=config)
+        window = np.asarray(games.window)
+        if windowed:
+            assert (window >= 1).all() and (window <= n).all() and len(set(window.tolist())) > 4
+            low, high = expert.deviation_range(instance.num_buffers, config)
+            assert (np.asarray(games.rate) >= np.minimum(float(low) * n / window, float(high)) * 0.999).all()
+        else:
+            assert (window == n).all()
+        games = expert.play(state, games, instance, jnp.float32(0.0), jnp.int32(2 ** 31 - 1), config=config)
+        center = np.asarray(state.center.board.action)[:n]
+        actions = np.asarray(games.states.board.action)[:, :n]
+        explore = np.asarray(games.explore)
+        assert explore[1:].all()
+        changed[windowed] = (actions[explore] != center).sum(axis=1).mean()
+    assert changed[True] < 0.5 * changed[False]  # (20.5 and 7.8 moves)
 
 
 def test_the_expert_solver_plays_fewer_games_per_generation_on_large_programs():

@@ -29,7 +29,7 @@ _COUNTS = ("games", "num_simulations", "replay_size", "batch_size", "unroll_step
 _FRACTIONS = ("dirichlet_fraction", "dirichlet_alpha", "init_temperature", "final_temperature",
               "temperature_decay", "discount", "learning_rate", "weight_decay", "reanalyse_fraction",
               "demonstration_fraction", "value_loss_weight", "entropy_weight", "restart_fraction",
-              "deviation_min", "deviation_max")
+              "deviation_min", "deviation_max", "deviation_window")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +56,11 @@ class AgentConfig:
         that restart from a prefix of the best game, the range of the per-game deviation rate
         (log-uniform), the games of a generation the network learns from, the learner steps
         per generation and the generations in one jitted chunk.
+      deviation_window: the share of the expert's games that deviate only inside a window of
+        buffers from their prefix on (its length log-uniform in [1, N]; the rate's lower end
+        rises as the window shrinks, so that a window holds a deviation or more) and follow
+        the center after it: a local ruin and recreate. The others may deviate anywhere after
+        their prefix.
       stagger: game g of the first batch starts g * N / games moves late, so that the replay
         holds all phases of the game from the start instead of one band of moves.
     Learning:
@@ -122,6 +127,7 @@ class AgentConfig:
     restart_fraction: float = 0.9
     deviation_min: float = 0.02
     deviation_max: float = 0.6
+    deviation_window: float = 0.5
     elites: int = 4
     learner_steps: int = 4
     generations_per_chunk: int = 4
@@ -148,6 +154,8 @@ class AgentConfig:
                              f" td_steps = {self.horizon}")
         if not 0 <= self.reanalyse_fraction <= 1:
             raise ValueError("reanalyse_fraction must be in [0, 1]")
+        if not 0 <= self.deviation_window <= 1:
+            raise ValueError("deviation_window must be in [0, 1]")
         if not 0 < self.deviation_min <= self.deviation_max <= 1:
             raise ValueError("need 0 < deviation_min <= deviation_max <= 1")
         if self.mode == "expert" and not 1 <= self.elites <= self.games:

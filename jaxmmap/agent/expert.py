@@ -187,6 +187,7 @@ class Games:
       record: its first DEVIATIONS deviations: features float32[G, D, F], allowed bool[G, D, 3],
         action int32[G, D], count int32[G].
       prefix: int32[G] the center's moves a restarted game replays first (0: none).
+      window: int32[G] the buffers from the prefix on where it may deviate (N: all after it).
       rate: float32[G] its deviation rate. explore: bool[G] it follows and deviates from the
         center (False for the evaluation game 0, and for all before the first center).
       index: int32[G] the game's number.
@@ -196,6 +197,7 @@ class Games:
     keys: jax.Array
     record: dict
     prefix: jax.Array
+    window: jax.Array
     rate: jax.Array
     explore: jax.Array
     index: jax.Array
@@ -207,31 +209,41 @@ def start_search(key: jax.Array, instance: Instance, best_return: jax.Array, *, 
     lo, hi = deviation_range(instance.num_buffers, config)
 
     def one(key, index):
-        k_prefix, k_restart, k_rate, k_moves = jax.random.split(key, 4)
+        k_prefix, k_restart, k_rate, k_moves, k_window = jax.random.split(key, 5)
         explore = has_best & (index > 0)
         restart = explore & (jax.random.uniform(k_restart) < config.restart_fraction)
         prefix = jnp.where(restart, jax.random.randint(k_prefix, (), 0, instance.num_buffers), 0)
-        rate = jnp.exp(jax.random.uniform(k_rate, minval=jnp.log(lo), maxval=jnp.log(hi)))
+        window, low = instance.num_buffers, lo
+        if config.deviation_window:
+            k_windowed, k_window = jax.random.split(k_window)
+            n = jnp.maximum(instance.num_buffers, 1).astype(jnp.float32)
+            windowed = jax.random.uniform(k_windowed) < config.deviation_window
+            window = jnp.where(windowed, jnp.exp(jax.random.uniform(k_window, maxval=jnp.log(n))).astype(jnp.int32) + 1,
+                               instance.num_buffers)
+            low = jnp.minimum(hi, lo * n / window)
+        rate = jnp.exp(jax.random.uniform(k_rate, minval=jnp.log(low), maxval=jnp.log(hi)))
         record = dict(features=jnp.zeros((DEVIATIONS, NUM_DECISION_FEATURES), jnp.float32),
                       allowed=jnp.zeros((DEVIATIONS, 3), bool),
                       action=jnp.zeros(DEVIATIONS, jnp.int32), count=jnp.int32(0))
         return Games(states=game.init(instance, backup=True).replace(instance=None), keys=k_moves,
-                     record=record, prefix=prefix, rate=rate, explore=explore, index=index)
+                     record=record, prefix=prefix, window=jnp.int32(window), rate=rate, explore=explore, index=index)
 
     return jax.vmap(one)(jax.random.split(key, config.games), jnp.arange(config.games))
 
 
 def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Context, best: game.State,
-                temp: jax.Array, moves, *, config: AgentConfig) -> Games:
+                temp: jax.Array, moves, *, config: AgentConfig, one_by_one: bool | None = None) -> Games:
     """At most `moves` more moves of each game of `start_search` (one compile for any count, so
     that a generation can be played in slices on a clock): the center's move, a deviation
-    sampled from the network, or (game 0) the network's argmax; each deviation is recorded."""
+    sampled from the network, or (game 0) the network's argmax; each deviation is recorded.
+    `one_by_one` plays the games one after the other (default: `games_one_by_one`); the games
+    are the same either way."""
     net = network(config)
     n = instance.width.shape[0]
     best_actions = best.board.action
     limit = _move_limit(instance)
 
-    def one(game_state, key, record, prefix, rate, explore, index):
+    def one(game_state, key, record, prefix, window, rate, explore, index):
         until = game_state.moves + moves
 
         def cond(carry):
@@ -247,7 +259,8 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
             i = state.board.cursor
             b = best_actions[jnp.minimum(i, n - 1)]
             on_path = explore & legal[b]
-            keep = on_path & ((i < prefix) | (jax.random.uniform(k_dev) >= rate))
+            outside = (i < prefix) | (i >= prefix + window)
+            keep = on_path & (outside | (jax.random.uniform(k_dev) >= rate))
             other = legal & ~((jnp.arange(3) == b) & on_path & (jnp.sum(legal) > 1))
             sampled = jax.random.categorical(k_act, _deviation_logits(logits, other, temp))
             greedy = jnp.argmax(jnp.where(legal, logits, -jnp.inf))
@@ -264,10 +277,29 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
         state, key, record = jax.lax.while_loop(cond, body, (game_state.replace(instance=instance), key, record))
         return state.replace(instance=None), key, record
 
-    with restores_together():  # (the games share the center's prefix: they restore together)
-        states, keys, record = jax.vmap(one)(games.states, games.keys, games.record, games.prefix, games.rate,
-                                             games.explore, games.index)
+    args = (games.states, games.keys, games.record, games.prefix, games.window, games.rate, games.explore,
+            games.index)
+    if one_by_one is None:
+        one_by_one = games_one_by_one(n)
+    if one_by_one:  # each game's loop unbatched: no move selects over every game's state
+        states, keys, record = jax.lax.map(lambda a: one(*a), args)
+    else:
+        with restores_together():  # (the games share the center's prefix: they restore together)
+            states, keys, record = jax.vmap(one)(*args)
     return games.replace(states=states, keys=keys, record=record)
+
+
+#: Padded buffers above which, on a CPU, a generation plays its games one after the other.
+ONE_BY_ONE_ABOVE = 1024
+
+
+def games_one_by_one(buffers: int) -> bool:
+    """Whether a generation's games on a program of `buffers` (padded) buffers play one after
+    the other (`lax.map`) rather than as one batch (`vmap`): on a CPU above ONE_BY_ONE_ABOVE.
+    A batched loop runs until its last game ends, and each of its moves selects every game's
+    state (whose size grows with the program) between the old and the new; a game alone updates
+    its state in place. An accelerator runs the batch's games in parallel: it keeps `vmap`."""
+    return jax.default_backend() == "cpu" and buffers > ONE_BY_ONE_ABOVE
 
 
 def ended(games: Games, instance: Instance) -> jax.Array:
