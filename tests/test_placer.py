@@ -177,6 +177,29 @@ def test_local_moves_go_on_while_they_pay_and_stop_after_patience_fruitless_ones
     assert (kept, tried) == (64, 64)  # a limit still holds
 
 
+def test_a_local_move_starts_only_while_the_longest_one_still_fits(monkeypatch):
+    """On a fake clock where each plan takes 1 s, moves with 2.5 s left: two start, the third
+    would end past the deadline (and be thrown away), so it does not start."""
+    from jaxmmap.core.rules import discretize
+    from jaxmmap.solvers.heuristic import _moves, benefit_estimate
+
+    problem = _problems()[1]
+    rules = Rules(columns=auto_columns(problem))
+    start = solve(problem, "greedy", budget_s=0.5, seed=0, rules=rules, place=False).solution
+    now = [0.0]
+
+    def plan(problem, rules, **kwargs):
+        now[0] += 1.0
+        return types.SimpleNamespace(solution=start)
+
+    monkeypatch.setattr(_moves, "plan", plan)
+    monkeypatch.setattr(_moves, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    d = discretize(problem, rules)
+    _, (kept, tried) = _moves.improve(problem, rules, start, prepared=(d, benefit_estimate(problem, d)),
+                                      deadline=2.5, moves=None)
+    assert (kept, tried) == (0, 2) and now[0] == 2.0  # (ended before the deadline)
+
+
 def test_noisy_moves_start_where_the_plain_ones_stop_and_only_add(monkeypatch):
     """The placer's moves in the heuristic's order come first; the noisy ones (`noise` > 0)
     start from their result, order the recreate by a perturbed estimate, are deterministic for
