@@ -28,7 +28,7 @@ from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.loop import agent_config as config_from_dict
 from jaxmmap.agent.loop import fit
 from jaxmmap.agent.networks import make_networks
-from jaxmmap.env import game
+from jaxmmap.env import game, observation
 from jaxmmap.env.rollout import greedy_policy, rollout
 from jaxmmap.solvers.exhaustive import exhaustive
 
@@ -281,6 +281,31 @@ def test_windowed_deviations_change_the_center_only_inside_their_window():
         assert explore[1:].all()
         changed[windowed] = (actions[explore] != center).sum(axis=1).mean()
     assert changed[True] < 0.5 * changed[False]  # (20.5 and 7.8 moves)
+
+
+@pytest.mark.xdist_group("expert")
+def test_a_generations_games_one_by_one_are_its_batched_games():
+    # On a CPU above ONE_BY_ONE_ABOVE padded buffers the games play one after the other
+    # (lax.map): the same games, move for move, as the batch (vmap), restores included.
+    problem = generate(3, num_instructions=200, memory_fraction=0.3)
+    instance = make_instance(problem, RULES)
+    config = _expert(games=8)
+    greedy = rollout(instance, jax.random.key(0), greedy_policy, backup=True)
+    state = expert.init(instance, config, seed=0,
+                        demonstration=np.asarray(greedy.board.action)[: problem.num_buffers])
+    ctx = observation.context(instance)
+    played = [expert.play_search(state.learner.params, expert.begin(state, instance, config=config), instance, ctx,
+                                 state.center, jnp.float32(1.0), jnp.int32(2 ** 31 - 1), config=config,
+                                 one_by_one=one_by_one) for one_by_one in (False, True)]
+    batched, alone = played
+    chex.assert_trees_all_equal(batched.states, alone.states)  # the same games, move for move
+    chex.assert_trees_all_equal({k: v for k, v in batched.record.items() if k != "features"},
+                                {k: v for k, v in alone.record.items() if k != "features"})
+    # (the recorded features may differ in the last bit: XLA fuses them otherwise in a batch)
+    chex.assert_trees_all_close(batched.record["features"], alone.record["features"], rtol=1e-6, atol=1e-6)
+    assert int(jnp.sum(played[0].states.restores)) > 0  # (restores happened)
+    assert expert.games_one_by_one(expert.ONE_BY_ONE_ABOVE + 1) == (jax.default_backend() == "cpu")
+    assert not expert.games_one_by_one(expert.ONE_BY_ONE_ABOVE)
 
 
 def test_the_expert_solver_plays_fewer_games_per_generation_on_large_programs():
