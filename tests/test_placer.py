@@ -149,15 +149,24 @@ def test_the_placer_keeps_time_to_check_its_result_within_the_budget(monkeypatch
     assert deadlines and set(deadlines) == {start + 10 - 2.0}  # (the plain moves, then the noisy ones)
 
 
-def test_local_moves_go_on_while_they_pay_and_stop_after_patience_fruitless_ones(monkeypatch):
-    """`improve` with no move limit stops `patience` moves after the last one that paid (plans
-    stubbed: the first 70 moves each raise the return, the rest do not)."""
+def _greedy_start():
+    """(problem, rules, greedy's solution, `improve`'s `prepared`) for the tests of `improve`."""
     from jaxmmap.core.rules import discretize
-    from jaxmmap.solvers.heuristic import _moves, benefit_estimate
+    from jaxmmap.solvers.heuristic import benefit_estimate
 
     problem = _problems()[1]
     rules = Rules(columns=auto_columns(problem))
     start = solve(problem, "greedy", budget_s=0.5, seed=0, rules=rules, place=False).solution
+    d = discretize(problem, rules)
+    return problem, rules, start, (d, benefit_estimate(problem, d))
+
+
+def test_local_moves_go_on_while_they_pay_and_stop_after_patience_fruitless_ones(monkeypatch):
+    """`improve` with no move limit stops `patience` moves after the last one that paid (plans
+    stubbed: the first 70 moves each raise the return, the rest do not)."""
+    from jaxmmap.solvers.heuristic import _moves
+
+    problem, rules, start, prepared = _greedy_start()
     calls = [0]
 
     def plan(problem, rules, **kwargs):
@@ -166,13 +175,12 @@ def test_local_moves_go_on_while_they_pay_and_stop_after_patience_fruitless_ones
         return types.SimpleNamespace(solution=dataclasses.replace(start, ret=ret))
 
     monkeypatch.setattr(_moves, "plan", plan)
-    d = discretize(problem, rules)
-    best, (kept, tried) = _moves.improve(problem, rules, start, prepared=(d, benefit_estimate(problem, d)),
+    best, (kept, tried) = _moves.improve(problem, rules, start, prepared=prepared,
                                          deadline=time.perf_counter() + 600, moves=None, patience=5)
     assert (kept, best.ret) == (70, start.ret + 70)
     assert tried == calls[0] == 75  # (every move here ruins something, so every move plans)
     calls[0] = 0
-    _, (kept, tried) = _moves.improve(problem, rules, start, prepared=(d, benefit_estimate(problem, d)),
+    _, (kept, tried) = _moves.improve(problem, rules, start, prepared=prepared,
                                       deadline=time.perf_counter() + 600, moves=64, patience=5)
     assert (kept, tried) == (64, 64)  # a limit still holds
 
@@ -180,12 +188,9 @@ def test_local_moves_go_on_while_they_pay_and_stop_after_patience_fruitless_ones
 def test_a_local_move_starts_only_while_the_longest_one_still_fits(monkeypatch):
     """On a fake clock where each plan takes 1 s, moves with 2.5 s left: two start, the third
     would end past the deadline (and be thrown away), so it does not start."""
-    from jaxmmap.core.rules import discretize
-    from jaxmmap.solvers.heuristic import _moves, benefit_estimate
+    from jaxmmap.solvers.heuristic import _moves
 
-    problem = _problems()[1]
-    rules = Rules(columns=auto_columns(problem))
-    start = solve(problem, "greedy", budget_s=0.5, seed=0, rules=rules, place=False).solution
+    problem, rules, start, prepared = _greedy_start()
     now = [0.0]
 
     def plan(problem, rules, **kwargs):
@@ -194,9 +199,7 @@ def test_a_local_move_starts_only_while_the_longest_one_still_fits(monkeypatch):
 
     monkeypatch.setattr(_moves, "plan", plan)
     monkeypatch.setattr(_moves, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
-    d = discretize(problem, rules)
-    _, (kept, tried) = _moves.improve(problem, rules, start, prepared=(d, benefit_estimate(problem, d)),
-                                      deadline=2.5, moves=None)
+    _, (kept, tried) = _moves.improve(problem, rules, start, prepared=prepared, deadline=2.5, moves=None)
     assert (kept, tried) == (0, 2) and now[0] == 2.0  # (ended before the deadline)
 
 
