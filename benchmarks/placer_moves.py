@@ -4,8 +4,10 @@ greedy's game, each within the same budget, on programs of the suite's training 
 generated selection seeds (never the held-out split).
 
     python benchmarks/placer_moves.py --budget 20 --variants 64:_:0 _:64:0 _:64:0.2
+    python benchmarks/placer_moves.py --budget 60 --variants _:64:0.35 _:64:0.35:_
 
-A variant is MOVES:PATIENCE:NOISE ("_": None; NOISE > 0: the noisy moves after the plain ones,
+A variant is MOVES:PATIENCE:NOISE[:RESTARTS] ("_": None; NOISE > 0: the noisy moves after the
+plain ones; RESTARTS, default 0: descents again from the start once the moves stop paying,
 `placer.place`). The first is the baseline. Prints, per program,
 the placed return, [moves kept, tried] and seconds of each, and each variant's simulated
 speed-up over the baseline (every solution validated by `latency`); then, per variant, the
@@ -31,10 +33,10 @@ PROGRAMS = ["alexnet_train_b32@tpu_v4i", "resnet50_infer@gpu", "gpt_small_train@
             "transformer_bf16_train@gpu", "gen:100", "gen:101", "gen:102"]
 
 
-def _variant(text: str) -> tuple[int | None, int | None, float]:
-    moves, patience, noise = text.split(":")
+def _variant(text: str) -> tuple[int | None, int | None, float, int | None]:
+    moves, patience, noise, restarts = (text.split(":") + ["0"])[:4]
     return (None if moves == "_" else int(moves), None if patience == "_" else int(patience),
-            float(noise))
+            float(noise), None if restarts == "_" else int(restarts))
 
 
 def main() -> None:
@@ -42,7 +44,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0, help="seconds for each placement")
     parser.add_argument("--variants", nargs="+", default=[f"{MOVES}:_:0", f"_:{MOVES}:0",
                                                            f"_:{MOVES}:{NOISE}"],
-                        help="MOVES:PATIENCE:NOISE, '_' for None; the first is the baseline")
+                        help="MOVES:PATIENCE:NOISE[:RESTARTS], '_' for None; the first is the baseline")
     parser.add_argument("--programs", nargs="+", default=PROGRAMS,
                         help="suite names, or gen:SEED (a generated program of 1,000 instructions)")
     args = parser.parse_args()
@@ -55,10 +57,10 @@ def main() -> None:
         rules = Rules(columns=auto_columns(problem))
         game = solve(problem, "greedy", budget_s=300, seed=0, rules=rules, place=False).solution
         cells, totals = [], []
-        for k, (moves, patience, noise) in enumerate(variants):
+        for k, (moves, patience, noise, restarts) in enumerate(variants):
             t0 = time.perf_counter()
             placed = place(problem, game, rules=rules, budget_s=args.budget, moves=moves,
-                           patience=patience, noise=noise)
+                           patience=patience, noise=noise, restarts=restarts)
             seconds = time.perf_counter() - t0
             totals.append(latency(problem, placed).total)
             ratios[k].append(totals[0] / totals[k])

@@ -124,7 +124,8 @@ def test_fixed_decisions_from_the_command_line_are_one_clear_error():
 
 def test_the_placer_keeps_time_to_check_its_result_within_the_budget(monkeypatch):
     """The placed solution is validated after the local moves' deadline, as the input was first:
-    the deadline leaves that long (on a fake clock: each check takes 2 s of a 10 s budget)."""
+    the deadline leaves twice that long and a slack (on a fake clock: each check takes 2 s of a
+    10 s budget)."""
     from jaxmmap.solvers import placer
 
     problem = _problems()[1]
@@ -146,7 +147,8 @@ def test_the_placer_keeps_time_to_check_its_result_within_the_budget(monkeypatch
     monkeypatch.setattr(placer, "check_solution", slow_check)
     monkeypatch.setattr(placer, "improve", improve)
     place(problem, raw, budget_s=10)
-    assert deadlines and set(deadlines) == {start + 10 - 2.0}  # (the plain moves, then the noisy ones)
+    # (the plain moves, then the noisy ones)
+    assert deadlines and set(deadlines) == {start + 10 - 2 * 2.0 - placer.CHECK_SLACK_S}
 
 
 def _greedy_start():
@@ -232,6 +234,35 @@ def test_noisy_moves_start_where_the_plain_ones_stop_and_only_add(monkeypatch):
     plain = [k for k, o in enumerate(orders) if o is orders[0]]
     assert plain == list(range(len(plain))) and len(plain) < len(orders)  # plain first, then noisy
     assert not any(np.array_equal(o, orders[0]) for o in orders[len(plain):])
+
+
+def test_restarts_descend_again_from_the_start_with_other_seeds_and_keep_the_best(monkeypatch):
+    """`restarts=k`: once a descent's moves stop paying, k more descents from the same start,
+    each seeded anew; the best is kept (never below the single descent), deterministically."""
+    from jaxmmap.solvers import placer
+
+    problem = generate(2, num_instructions=300)
+    rules = Rules(columns=auto_columns(problem))
+    raw = solve(problem, "greedy", budget_s=60, rules=rules, place=False).solution
+    once = place(problem, raw, budget_s=60, patience=4)
+    descents = []
+    real = placer._local_moves
+
+    def local_moves(problem, rules, origin, *, seed, **kwargs):
+        descents.append((origin, seed))
+        return real(problem, rules, origin, seed=seed, **kwargs)
+
+    monkeypatch.setattr(placer, "_local_moves", local_moves)
+    thrice = place(problem, raw, budget_s=60, patience=4, restarts=2)
+    again = place(problem, raw, budget_s=60, patience=4, restarts=2)
+    assert validate(problem, thrice).ok and thrice.ret >= once.ret
+    np.testing.assert_array_equal(thrice.offset, again.offset)  # deterministic
+    assert thrice.metadata["moves"][1] > once.metadata["moves"][1]
+    first = descents[:3]
+    assert [seed for _, seed in first] == [0, 2, 4] and all(o is first[0][0] for o, _ in first)
+    descents.clear()
+    place(problem, raw, budget_s=60, patience=None, moves=20, restarts=None)  # no patience: one descent
+    assert len(descents) == 1
 
 
 def test_without_replan_the_moves_start_from_the_solution_itself(monkeypatch):

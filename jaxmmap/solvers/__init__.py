@@ -28,7 +28,7 @@ from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.solvers.exhaustive import exhaustive
 from jaxmmap.solvers.heuristic import heuristic
 from jaxmmap.solvers.pinning import pinning
-from jaxmmap.solvers.placer import PLACE_RESERVE_S, PLACE_SHARE
+from jaxmmap.solvers.placer import PLACE_RESERVE_S, PLACE_SHARE, RESTARTS
 from jaxmmap.solvers.placer import place as place_solution
 from jaxmmap.solvers.simple import greedy, random_search
 
@@ -145,7 +145,8 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
 
     `place` (default: for the solvers in `PLACED`): keep `PLACE_SHARE` of the budget (at most
     `PLACE_RESERVE_S`) for `placer.place`, which places the solution's decisions physically
-    and grows them; the better of the two is returned, `Result.raw` is the solver's own solution
+    and grows them, its local moves descending again from the start up to `placer.RESTARTS` times
+    while the reserve lasts; the better of the two is returned, `Result.raw` is the solver's own solution
     (`info["raw_return"]` its return), and the trace ends with the placed one."""
     check_options(solver, options, budget_s)
     place = solver in PLACED if place is None else place
@@ -159,7 +160,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
         return result
     left = budget_s - (time.perf_counter() - start)
     placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3),
-                            seed=seed)
+                            seed=seed, restarts=RESTARTS)
     seconds = time.perf_counter() - start
     info = {**result.info, "raw_return": float(result.solution.ret)}
     trace = result.trace

@@ -37,7 +37,7 @@ from jaxmmap.core.rules import Rules, auto_columns, discretize
 from jaxmmap.core.validator import check_solution
 from jaxmmap.solvers.heuristic import MOVES, NOISE, benefit_estimate, improve, plan
 
-__all__ = ["NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "place"]
+__all__ = ["NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "RESTARTS", "place"]
 
 #: The share of a game solver's budget kept for the placer by `solvers.solve` (at most
 #: `PLACE_RESERVE_S` seconds), and of what the heuristic leaves by `muzero-prod`. Its local moves
@@ -49,6 +49,20 @@ __all__ = ["NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "pl
 #: the budget rarely added as much.
 PLACE_SHARE, PLACE_RESERVE_S = 0.3, 60.0
 
+
+#: Seconds kept, besides twice the input's check, for the placed solution's check and return.
+CHECK_SLACK_S = 0.02
+
+#: The restarts of the local moves in the solvers' placement (`place(restarts=...)`), each while
+#: the budget lasts. Before, the moves stopped for good once they stopped paying (at 411 buffers
+#: after 10-19 s of a 60 s reserve). A count, not "while the budget lasts": a run stays
+#: deterministic when its budget allows, and a generous budget on a small program is not spent
+#: on descents that all end at the same solution. On greedy's game of 10 programs of the training
+#: split and the selection seeds, 60 s (docs/solvers.md), restarts while the budget lasted were
+#: higher on 1, equal on the rest.
+RESTARTS = 3
+#: A restart begins only while this many moves of the first descent's mean length still fit.
+RESTART_MOVES = 4
 
 #: Placements of the decisions tried at most after the first, each with the decisions that did
 #: not fit before moved to the front.
@@ -93,10 +107,33 @@ def _local_moves(problem: Problem, rules: Rules, origin: Solution, *, moves: int
     return best, [counts[0] + more[0], counts[1] + more[1]]
 
 
+def _descents(problem: Problem, rules: Rules, origin: Solution, *, restarts: int | None, moves: int | None,
+              seed: int, **how) -> tuple[Solution, list[int]]:
+    """`_local_moves` from `origin`, then, while the deadline allows and at most `restarts`
+    times (None: no limit but the deadline), again from `origin` with other seeds; the best of
+    these descents, and the moves of all. `how`: `_local_moves`'s other arguments."""
+    began = time.perf_counter()
+    best, counts = _local_moves(problem, rules, origin, moves=moves, seed=seed, **how)
+    # a descent starts only while a few moves of the first one's mean length fit (each descent's
+    # own guard, the longest move so far, starts at zero)
+    move_s = (time.perf_counter() - began) / max(counts[1], 1)
+    done = 0
+    while ((restarts is None or done < restarts) and (moves is None or counts[1] < moves)
+           and how["patience"] is not None and time.perf_counter() + RESTART_MOVES * move_s < how["deadline"]):
+        done += 1
+        # (`_local_moves` seeds its plain moves with a seed and its noisy ones with the next)
+        other, more = _local_moves(problem, rules, origin, moves=None if moves is None else moves - counts[1],
+                                   seed=seed + 2 * done, **how)
+        counts = [counts[0] + more[0], counts[1] + more[1]]
+        if other.ret > best.ret:
+            best = other
+    return best, counts
+
+
 def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
           budget_s: float = 10.0, grow: bool = True, moves: int | None = None,
           patience: int | None = MOVES, noise: float = NOISE, seed: int = 0,
-          replan: bool = True) -> Solution:
+          replan: bool = True, restarts: int | None = 0) -> Solution:
     """`solution`'s decisions placed again, grown, improved, and validated; never worse than
     `solution`.
 
@@ -106,7 +143,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
       rules: the grid the placement uses (its columns); default: the rules the solution was made
         under, else `Rules(columns=auto)`.
       budget_s: wall-clock seconds (> 0), the check of the placed solution included: the local
-        moves stop as long before it as the check of `solution` took (at most half of it).
+        moves stop twice as long before it as the check of `solution` took, and
+        `CHECK_SLACK_S` more (at most half of it).
       grow: after placing the decisions, offer the uses left in slow memory to the heuristic.
       moves: then try at most this many local moves while the budget lasts (0: none; None, the
         default: no limit but the budget and `patience`; module docstring). The result depends
@@ -120,6 +158,11 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
       seed: seeds the local moves (their ruins and noise).
       replan: place the decisions again first; False: the moves start from `solution` itself
         (one already placed by the placer or the heuristic: placing it again is work done twice).
+      restarts: once the moves stop paying (`patience`) before the deadline, descend again from
+        the same start with other seeds, at most this many times (None: while the budget lasts),
+        and keep the best descent. Descents from one start end far apart: on a 411-buffer
+        program, six seeds from greedy's placed game ended at 858 to 1046 (docs/solvers.md).
+        The solvers' placement (`solvers.solve`, `RESTARTS`) descends again this way.
 
     Returns the better of the placed solution and `solution`. A placed one has the solver
     `"<solver>+placed"` and metadata `placed_from` (the input's return), `placed_decisions` (how
@@ -130,10 +173,11 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
     if not budget_s > 0:
         raise ValueError(f"budget_s must be > 0, got {budget_s}")
     check_solution(problem, solution, what=f"the {solution.solver} solution to place")
-    # the placed solution is validated after the deadline, as the input just was: keep that
-    # long for it, so that the result lands within the budget (at 11,645 buffers a check takes
-    # 0.13-0.22 s, and a placed solution landed 0.08 s past a 300 s budget without this)
-    checking = time.perf_counter() - start
+    # the placed solution is validated after the deadline, as the input just was: keep twice
+    # that long for it (its pins make it slower to check), so that the result lands within the
+    # budget (at 11,645 buffers a check takes 0.13-0.22 s; a placed solution landed 0.08 s past
+    # a 300 s budget with no reserve, and 0.03-0.06 s past 600 s with the input's check kept)
+    checking = 2 * (time.perf_counter() - start) + CHECK_SLACK_S
     if rules is None:
         known = {k: v for k, v in (solution.rules or {}).items() if k in ("columns", "nocopy_offset",
                                                                            "output_nocopy")}
@@ -148,8 +192,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
         # Moves start from the better of the two: a placement that lost decisions it could not
         # fit may still be a worse start than the input itself.
         origin = placed if placed.ret >= solution.ret else solution
-        improved, counts = _local_moves(problem, rules, origin, prepared=prepared, deadline=deadline,
-                                        moves=moves, patience=patience, noise=noise, seed=seed)
+        improved, counts = _descents(problem, rules, origin, restarts=restarts, prepared=prepared,
+                                     deadline=deadline, moves=moves, patience=patience, noise=noise, seed=seed)
         placed = improved if improved is not origin else placed
     if placed.ret <= solution.ret:
         return solution
