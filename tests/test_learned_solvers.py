@@ -212,6 +212,33 @@ def test_muzero_on_a_large_program_starts_from_single_games_and_returns_them_if_
     check_trace(result)
 
 
+def test_muzero_with_a_place_share_searches_for_the_rest_and_then_places_its_best_game(monkeypatch):
+    """`place_share`: the search gets `1 - place_share` of the budget; the rest places its best
+    game physically (descending again while it lasts); `info["game"]` keeps the game's return."""
+    monkeypatch.setattr(agents, "LARGE", 1)  # (the start is greedy's game: no chunk to play)
+    seen, real_fit, real_first = {}, agents.fit, agents._first_game
+
+    def fit(*args, budget_s, **kwargs):
+        seen["budget_s"] = budget_s
+        return real_fit(*args, budget_s=budget_s, **kwargs)
+
+    def first_game(*args):
+        seen["first"] = real_first(*args)
+        return seen["first"]
+
+    monkeypatch.setattr(agents, "fit", fit)
+    monkeypatch.setattr(agents, "_first_game", first_game)
+    problem = generate(11, num_instructions=37, inplace_prob=0.2)
+    result = agents.muzero(problem, 8.0, 0, max_iterations=0, games=4, place_share=0.5)
+    game = seen["first"].solution  # (the search's start, returned as "muzero": no chunk beat it)
+    assert seen["budget_s"] <= 4.0 and result.info["game"] == pytest.approx(game.ret)
+    assert validate(problem, result.solution).ok and result.solution.ret > game.ret
+    assert result.solution.solver == "muzero+placed" and result.info["place_rounds"] >= 1
+    check_trace(result)
+    with pytest.raises(ValueError, match="place_share"):
+        agents.muzero(problem, 4.0, 0, place_share=1.0)
+
+
 def test_an_expert_generation_ends_with_its_budget_once_it_has_a_game(monkeypatch):
     """Once it has a best game, the expert search plays a generation in slices that stop at the
     budget itself: the placer's share of a solver's run comes after it (the 10% grace of

@@ -28,7 +28,7 @@ from jaxmmap.env.instance import make_instance
 from jaxmmap.env.rollout import in_slices, nth_game, start, to_solution, won_returns
 from jaxmmap.solvers.base import Anytime, NoGameError, Result, finish_furthest, moves_left, play_on_the_clock
 from jaxmmap.solvers.heuristic import heuristic, play_plan
-from jaxmmap.solvers.placer import PLACE_SHARE, place
+from jaxmmap.solvers.placer import PLACE_SHARE, RESTARTS, place
 from jaxmmap.solvers.simple import greedy
 
 __all__ = ["generalist", "mcts", "muzero", "prod", "teacher"]
@@ -75,9 +75,9 @@ def mcts(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
 def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
            max_iterations: int | None = None, padding: tuple[int, int, int] | None = None,
            demonstration: np.ndarray | None = None, progress: bool = False, workdir: str | None = None,
-           checkpoint_every: int = 10, **options) -> Result:
+           checkpoint_every: int = 10, place_share: float = 0.0, **options) -> Result:
     """A solver: trains the agent (`AgentConfig(**options)`; its default mode is "expert") for
-    the budget and returns its best game. Options are `AgentConfig` fields; `network` may be a
+    the budget and returns its best game (placed, with `place_share`). Options are `AgentConfig` fields; `network` may be a
     dict of NetworkConfig fields. `progress` shows a progress bar (on stderr); `workdir` keeps
     the run's logs and checkpoints there and resumes from them (`agent.loop.fit`; train.py).
 
@@ -90,7 +90,13 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     best game and center: a generation there can take longer than the budget, and the solver
     then returns that start instead of no game.
 
+    With `place_share` > 0 the search stops at `1 - place_share` of the budget and the rest
+    places its best game physically and improves it by rounds of the placer's local moves
+    (`_placed_rounds`): the written solution is the simulator's, not the game's own placement
+    (`info["game"]` keeps the game's return, `info["place_rounds"]` the rounds).
+
     Raises `NoGameError` when no game finished within the budget."""
+    _check_place_share(place_share)
     large = problem.num_buffers > LARGE
     if options.get("mode", AgentConfig.mode) == "expert" and "games" not in options:
         options["games"] = default_games(problem.num_buffers, AgentConfig.games)
@@ -102,14 +108,13 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     mode = config.mode
     began, first = time.perf_counter(), None
     if large and mode == "expert" and demonstration is None:
-        first = _first_game(problem, START_SHARE * budget_s, seed, rules, config.pretrained)
+        first = _first_game(problem, START_SHARE * (1 - place_share) * budget_s, seed, rules, config.pretrained)
         demonstration = first.solution.action
     before = time.perf_counter() - began
-    outcome = fit(problem, config, rules=rules, seed=seed, budget_s=budget_s - before,
+    outcome = fit(problem, config, rules=rules, seed=seed, budget_s=(1 - place_share) * budget_s - before,
                   max_iterations=max_iterations, padding=padding, solver="muzero",
                   demonstration=demonstration, progress=progress, workdir=workdir,
                   checkpoint_every=checkpoint_every)
-    seconds = time.perf_counter() - began
     solution, trace = outcome.solution, [(before + t, r) for t, r in outcome.trace]
     if first is not None:
         trace = [(before, first.solution.ret)] + trace
@@ -118,11 +123,31 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     if solution is None:
         raise NoGameError(
             f"the agent ({mode} mode) finished no game of {problem.name} within {budget_s:g} s"
-            f" ({seconds:.0f} s used, compilation included); raise the budget")
+            f" ({time.perf_counter() - began:.0f} s used, compilation included); raise the budget")
     last = outcome.history[-1] if outcome.history else {"iteration": 0, "episodes": 0}  # (no chunk ended)
     info = {"iterations": last["iteration"], "episodes": last["episodes"], "mode": mode,
-            "start": None if first is None else first.solution.solver}
-    return Result(solution=solution, trace=tuple(trace), seconds=seconds, info=info)
+            "start": None if first is None else first.solution.solver, "game": float(solution.ret)}
+    if place_share > 0:
+        solution, rounds = _placed_rounds(problem, rules, seed, solution, trace, began, budget_s)
+        info["place_rounds"] = rounds
+    return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - began, info=info)
+
+
+def _placed_rounds(problem: Problem, rules: Rules, seed: int, game, trace: list, began: float, budget_s: float):
+    """`muzero`'s last part: its best `game` placed, then rounds of the placer's local moves
+    (each `placer.RESTARTS + 1` descents from the best so far, new seeds each round) until the
+    budget ends or a round does not pay; each better solution is appended to `trace`. Returns
+    the best solution and the number of rounds."""
+    best, rounds = game, 0
+    while (left := budget_s - (time.perf_counter() - began)) > 0:
+        placed = place(problem, best, rules=rules, budget_s=left, seed=seed + 10 * rounds, restarts=RESTARTS,
+                       replan=rounds == 0)
+        rounds += 1
+        if placed is best:
+            break
+        best = dataclasses.replace(placed, solver=f"{game.solver}+placed")
+        trace.append((time.perf_counter() - began, float(best.ret)))
+    return best, rounds
 
 
 #: Buffers above which `muzero` plays one generation a chunk and starts from `_first_game`.
@@ -183,7 +208,8 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     agent = None
     if left > 0:
         try:
-            agent = muzero(problem, max(left * (1 - PLACE_SHARE), 0.0), seed, rules=rules, **options)
+            agent = muzero(problem, max(left * (1 - PLACE_SHARE), 0.0), seed, rules=rules, place_share=0.0,
+                           **options)
         except NoGameError:  # no agent game finished: the heuristic stands, if it ran
             if base is None:
                 raise
@@ -212,14 +238,15 @@ def _place_last(problem: Problem, rules: Rules, seed: int, left: float, game, ba
     "heuristic", and the agent's placed return or None)."""
     began = time.perf_counter()
     if game is None:  # (the heuristic's solution is placed by its plan: only the moves)
-        return (place(problem, base.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed, replan=False),
+        return (place(problem, base.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed, replan=False,
+                      restarts=RESTARTS),
                 ("heuristic", None))
     first = place(problem, game, rules=rules, budget_s=max(left, 1e-3), moves=0, seed=seed)
     tell("placed", first)
     start = first if base is None or first.ret > base.solution.ret else base.solution
     rest = max(left - (time.perf_counter() - began), 1e-3)
     # (both starts are placed already: the heuristic's by its plan, the game by the call above)
-    better = place(problem, start, rules=rules, budget_s=rest, seed=seed, replan=False)
+    better = place(problem, start, rules=rules, budget_s=rest, seed=seed, replan=False, restarts=RESTARTS)
     return better, ("agent" if start is first else "heuristic", float(first.ret))
 
 
@@ -295,5 +322,16 @@ prod.config_fields = ("max_iterations", "padding", "demonstration", "progress", 
 # What `solvers.check_options` checks the agent's options against: AgentConfig's defaults, and
 # AgentConfig's own checks (mode, counts, fractions), before any work.
 muzero.config_defaults = prod.config_defaults = {f.name: f.default for f in dataclasses.fields(AgentConfig)}
-muzero.check_options = prod.check_options = lambda options: agent_config(
-    **{k: v for k, v in options.items() if k in muzero.config_fields})
+
+
+def _check_place_share(share: float) -> None:
+    if not 0.0 <= share < 1.0:
+        raise ValueError(f"place_share must be in [0, 1), got {share}")
+
+
+def _check_options(options: dict) -> None:
+    _check_place_share(options.get("place_share", 0.0))
+    agent_config(**{k: v for k, v in options.items() if k in muzero.config_fields})
+
+
+muzero.check_options = prod.check_options = _check_options
