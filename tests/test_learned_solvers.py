@@ -201,7 +201,7 @@ def test_muzero_on_a_large_program_starts_from_single_games_and_returns_them_if_
     (`generalist`), and returns that start where no game of its own beats it (no chunk here)."""
     monkeypatch.setattr(agents, "LARGE", 1)
     problem = generate(11, num_instructions=37, inplace_prob=0.2)
-    result = agents.muzero(problem, 60, 0, max_iterations=0, games=4, pretrained=pretrained)
+    result = agents.muzero(problem, 60, 0, max_iterations=0, games=4, pretrained=pretrained, place_share=0.0)
     greedy_game = greedy(problem, 10.0, 0).solution
     starts = ([agents.generalist(problem, 10.0, 0).solution] if pretrained else []) + [greedy_game]
     best = max(starts, key=lambda s: s.ret)  # (the network's on a tie, as `_first_game` takes it)

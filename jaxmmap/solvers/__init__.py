@@ -147,7 +147,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     `PLACE_RESERVE_S`) for `placer.place`, which places the solution's decisions physically
     and grows them, its local moves descending again from the start up to `placer.RESTARTS` times
     while the reserve lasts; the better of the two is returned, `Result.raw` is the solver's own solution
-    (`info["raw_return"]` its return), and the trace ends with the placed one."""
+    (`info["raw_return"]` its game's return), and the trace ends with the placed one."""
     check_options(solver, options, budget_s)
     place = solver in PLACED if place is None else place
     start = time.perf_counter()
@@ -162,7 +162,8 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3),
                             seed=seed, restarts=RESTARTS)
     seconds = time.perf_counter() - start
-    info = {**result.info, "raw_return": float(result.solution.ret)}
+    # (the game's own return: a solver that places its game itself, `muzero`, says it as "game")
+    info = {**result.info, "raw_return": float(result.info.get("game", result.solution.ret))}
     trace = result.trace
     if placed is not result.solution:
         trace = (*trace, (seconds, float(placed.ret)))
