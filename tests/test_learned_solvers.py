@@ -4,6 +4,9 @@ anytime traces, determinism, one compile across generations, sane features.
 Every instance is padded to one shape (PAD), so each solver configuration compiles once for the
 whole file."""
 
+import dataclasses
+import time
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -237,6 +240,28 @@ def test_muzero_with_a_place_share_searches_for_the_rest_and_then_places_its_bes
     check_trace(result)
     with pytest.raises(ValueError, match="place_share"):
         agents.muzero(problem, 4.0, 0, place_share=1.0)
+
+
+def test_the_placed_rounds_go_on_after_a_round_that_did_not_pay_until_their_patience(monkeypatch):
+    """`muzero`'s placed rounds: each from the best so far, with new seeds; they stop after
+    `ROUNDS_PATIENCE` rounds in a row that did not pay, not at the first."""
+    problem = tiny(0)
+    game = greedy(problem, 10.0, 0).solution
+    calls = []
+
+    def place(problem, solution, *, seed, replan, **kwargs):
+        calls.append((solution.ret, seed, replan))
+        pays = len(calls) in (1, 3)  # the first and the third round pay
+        return dataclasses.replace(solution, ret=solution.ret + 1, solver="x+placed") if pays else solution
+
+    monkeypatch.setattr(agents, "place", place)
+    trace = []
+    best, rounds = agents._placed_rounds(problem, RULES, 7, game, trace, time.perf_counter(), 600.0)
+    assert rounds == 3 + agents.ROUNDS_PATIENCE and best.ret == game.ret + 2
+    assert best.solver == f"{game.solver}+placed" and [r for _, r in trace] == [game.ret + 1, game.ret + 2]
+    assert [c[2] for c in calls] == [True] + [False] * (rounds - 1)  # placed again the first time only
+    assert [c[0] for c in calls[:3]] == [game.ret, game.ret + 1, game.ret + 1]  # from the best so far
+    assert len({c[1] for c in calls}) == rounds  # new seeds every round
 
 
 def test_an_expert_generation_ends_with_its_budget_once_it_has_a_game(monkeypatch):

@@ -149,6 +149,12 @@ def test_the_placer_keeps_time_to_check_its_result_within_the_budget(monkeypatch
     place(problem, raw, budget_s=10)
     # (the plain moves, then the noisy ones)
     assert deadlines and set(deadlines) == {start + 10 - 2 * 2.0 - placer.CHECK_SLACK_S}
+    # an input that checks fast (little in fast memory) still leaves time a buffer for the result
+    monkeypatch.setattr(placer, "CHECK_S_PER_BUFFER", 4.5 / problem.num_buffers)
+    deadlines.clear()
+    now[0] = start
+    place(problem, raw, budget_s=10)
+    assert deadlines and all(d == pytest.approx(start + 10 - 4.5 - placer.CHECK_SLACK_S) for d in deadlines)
 
 
 def _greedy_start():

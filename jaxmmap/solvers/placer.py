@@ -50,8 +50,11 @@ __all__ = ["NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "RE
 PLACE_SHARE, PLACE_RESERVE_S = 0.3, 60.0
 
 
-#: Seconds kept, besides twice the input's check, for the placed solution's check and return.
+#: Seconds kept, besides the placed solution's check, for its return.
 CHECK_SLACK_S = 0.02
+#: The least time kept for the placed solution's check, per buffer (a placed solution of 11,645
+#: buffers checks in 0.15-0.27 s, 1.3e-5 to 2.3e-5 s a buffer).
+CHECK_S_PER_BUFFER = 4e-5
 
 #: The restarts of the local moves in the solvers' placement (`place(restarts=...)`), each while
 #: the budget lasts. Before, the moves stopped for good once they stopped paying (at 411 buffers
@@ -143,8 +146,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
       rules: the grid the placement uses (its columns); default: the rules the solution was made
         under, else `Rules(columns=auto)`.
       budget_s: wall-clock seconds (> 0), the check of the placed solution included: the local
-        moves stop twice as long before it as the check of `solution` took, and
-        `CHECK_SLACK_S` more (at most half of it).
+        moves stop twice as long before it as the check of `solution` took (at least
+        `CHECK_S_PER_BUFFER` a buffer), and `CHECK_SLACK_S` more (at most half of it).
       grow: after placing the decisions, offer the uses left in slow memory to the heuristic.
       moves: then try at most this many local moves while the budget lasts (0: none; None, the
         default: no limit but the budget and `patience`; module docstring). The result depends
@@ -174,10 +177,12 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
         raise ValueError(f"budget_s must be > 0, got {budget_s}")
     check_solution(problem, solution, what=f"the {solution.solver} solution to place")
     # the placed solution is validated after the deadline, as the input just was: keep twice
-    # that long for it (its pins make it slower to check), so that the result lands within the
-    # budget (at 11,645 buffers a check takes 0.13-0.22 s; a placed solution landed 0.08 s past
-    # a 300 s budget with no reserve, and 0.03-0.06 s past 600 s with the input's check kept)
-    checking = 2 * (time.perf_counter() - start) + CHECK_SLACK_S
+    # that long for it (its pins make it slower to check), and at least `CHECK_S_PER_BUFFER` a
+    # buffer (an input with little in fast memory checks fast), so that the result lands within
+    # the budget (at 11,645 buffers a placed solution's check takes 0.15-0.27 s; it landed 0.08 s
+    # past a 300 s budget with no reserve, 0.03-0.06 s past 600 s with the input's check kept
+    # once, and 0.037 s past with it kept twice, the input being a Drop-first game)
+    checking = max(2 * (time.perf_counter() - start), CHECK_S_PER_BUFFER * problem.num_buffers) + CHECK_SLACK_S
     if rules is None:
         known = {k: v for k, v in (solution.rules or {}).items() if k in ("columns", "nocopy_offset",
                                                                            "output_nocopy")}
