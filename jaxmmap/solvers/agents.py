@@ -77,9 +77,10 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
            demonstration: np.ndarray | None = None, progress: bool = False, workdir: str | None = None,
            checkpoint_every: int = 10, place_share: float | None = None, **options) -> Result:
     """A solver: trains the agent (`AgentConfig(**options)`; its default mode is "expert") for
-    the budget and returns its best game (placed, with `place_share`). Options are `AgentConfig` fields; `network` may be a
-    dict of NetworkConfig fields. `progress` shows a progress bar (on stderr); `workdir` keeps
-    the run's logs and checkpoints there and resumes from them (`agent.loop.fit`; train.py).
+    the budget and returns its best game (placed, with `place_share`). Options are
+    `AgentConfig` fields; `network` may be a dict of NetworkConfig fields. `progress` shows a
+    progress bar (on stderr); `workdir` keeps the run's logs and checkpoints there and resumes
+    from them (`agent.loop.fit`; train.py).
 
     Without a `games` option the expert mode plays `default_games(N)`: 64, fewer on
     programs of more than 2,048 buffers, where a chunk is also one generation (the clock is
@@ -91,10 +92,10 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     then returns that start instead of no game.
 
     With `place_share` > 0 (None: `PLACE_ROUNDS_SHARE`) the search stops at `1 - place_share`
-    of the budget and the rest
-    places its best game physically and improves it by rounds of the placer's local moves
-    (`_placed_rounds`): the written solution is the simulator's, not the game's own placement
-    (`info["game"]` keeps the game's return, `info["place_rounds"]` the rounds).
+    of the budget and the rest places its best game physically and improves it by rounds of the
+    placer's local moves (`_placed_rounds`): the written solution is the simulator's, not the
+    game's own placement (`info["game"]` keeps the game's return, `info["place_rounds"]` the
+    rounds).
 
     Raises `NoGameError` when no game finished within the budget."""
     place_share = PLACE_ROUNDS_SHARE if place_share is None else place_share
