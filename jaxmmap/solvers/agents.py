@@ -162,7 +162,8 @@ ROUND_FLOOR_S = 1.0
 
 #: `muzero`'s default `place_share`: the part of its budget that places its best game and
 #: improves it by rounds of the placer's descents. Measured against none on four programs of the
-#: suite's training split, 300 s, one seed, one core a run (docs/agent.md): simulated speed-ups
+#: suite's training split, 300 s, one seed, one core a run (docs/agent.md; the rounds then ended
+#: at the first that did not pay): simulated speed-ups
 #: of +1.68% (alexnet_train, 411 buffers), +0.21% (resnet18_train), -0.24% (gpt_medium_train)
 #: and +1.66% (resnet50_train, 5,989 buffers).
 PLACE_ROUNDS_SHARE = 0.5
