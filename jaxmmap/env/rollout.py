@@ -246,6 +246,9 @@ SLICE_S = 1.0
 GRACE_S = 4.0
 #: The shortest slice whose rate `in_slices` trusts for the time its tail needs.
 MEASURED_S = 0.05
+#: `in_slices` trusts a rate for its tail only once a slice's time grew with its moves: a slice
+#: of k times the last one's moves took at least this share of k times its time.
+SCALING = 0.75
 
 
 def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: float | None = None):
@@ -260,13 +263,15 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     `tail(carry, rate, first)` -> seconds: what the caller will still do once this returns
     unfinished (ending a game Drop-first: its moves left at `rate` moves a second, and a compile,
     which `first`, the first slice's seconds, bounds); the slices stop that much before the
-    deadline. `deadline_s` (seconds on `clock`) replaces the default deadline: for work that
-    must end with the budget itself. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)"""
+    deadline, the rate trusted once a slice's time grew with its moves (`SCALING`). `deadline_s`
+    (seconds on `clock`) replaces the default deadline: for work that must end with the budget
+    itself. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)"""
     deadline = deadline_s
     if deadline is None:  # (the grace is for a first solution only)
         deadline = 1.1 * clock.budget_s + GRACE_S if clock.best is None else clock.budget_s
-    moves, first, need = 8, None, 0.0  # the first slice also measures its compile: a few moves
-    # (a searched move of a 51,090-buffer game took 0.5 s: 64 of them, 47 s of a 30 s budget)
+    # the first slice also measures its compile: a few moves (a searched move of a 51,090-buffer
+    # game took 0.5 s: 64 of them, 47 s of a 30 s budget); `last`: the last slice's (moves, seconds)
+    moves, first, need, last, trusted = 8, None, 0.0, None, False
     while True:
         begin = time.perf_counter()
         carry = advance(carry, jnp.int32(moves))
@@ -279,10 +284,15 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
             first, moves = took, int(max(1, min(256, moves / took * SLICE_S)))
         else:
             rate = moves / took
-            if took >= MEASURED_S and tail is not None:  # (a slice of a few moves measures its dispatch:
-                # after a compile of 4.9 s, slices of 1 and 2 moves at 24,143 buffers gave 500 moves a
-                # second, a tail of 49 s, and the game was ended Drop-first at its 9th move)
+            # a slice of a few moves measures its call, not its moves, until its time grows with
+            # them: after a compile of 4.9 s, slices of 1 and 2 moves at 24,143 buffers gave 500
+            # moves a second, a tail of 49 s, and the game was ended Drop-first at its 9th move;
+            # with 4,096 columns one call took 0.06 s (16 moves a second, a tail of 1,520 s, the
+            # game ended at its 9th move, 84 s before its deadline) where its moves ran at 45,000
+            trusted = trusted or (last is not None and took >= SCALING * last[1] * moves / last[0])
+            if trusted and took >= MEASURED_S and tail is not None:
                 need = tail(carry, rate, first)
+            last = (moves, took)
             # at most twice the last slice: a move's cost can jump (a game's restores begin, and
             # replay hundreds of moves inside one): an expert generation of 2,981 buffers went
             # from a slice of 33 moves in 0.04 s to one of 800 in 27.8 s, 72-83 s of a 60 s budget
