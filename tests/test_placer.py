@@ -282,3 +282,22 @@ def test_without_replan_the_moves_start_from_the_solution_itself(monkeypatch):
     monkeypatch.setattr(placer, "_placement", lambda *a, **k: pytest.fail("placed again"))
     improved = place(problem, placed, rules=rules, budget_s=60, moves=8, replan=False)
     assert validate(problem, improved).ok and improved.ret >= placed.ret
+
+
+def test_fresh_goes_on_from_no_decisions_where_they_place_higher():
+    """`fresh`: the placement of no decisions (grown by the heuristic's rules) is a second start,
+    taken where it returns more than the input's decisions placed: a random game's decisions
+    place below none at all here, those of the result do not."""
+    from jaxmmap.env.rollout import play
+
+    problem = generate(3, num_instructions=100)
+    rules = Rules(columns=auto_columns(problem))
+    raw, _ = play(problem, "random", seed=0, rules=rules)
+    plain = place(problem, raw, budget_s=60, moves=0)
+    fresh = place(problem, raw, budget_s=60, moves=0, fresh=True)
+    assert plain.metadata["start"] == "decisions" and fresh.metadata["start"] == "nothing"
+    assert fresh.ret > plain.ret and validate(problem, fresh).ok
+    moved = place(problem, raw, budget_s=60, moves=4, fresh=True)
+    assert moved.metadata["start"] == "nothing" and moved.ret >= fresh.ret
+    again = place(problem, dataclasses.replace(moved, metadata={}), budget_s=60, moves=0, fresh=True)
+    assert again.metadata.get("start", "decisions") == "decisions"  # (none place higher than these)

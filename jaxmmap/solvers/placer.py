@@ -136,7 +136,7 @@ def _descents(problem: Problem, rules: Rules, origin: Solution, *, restarts: int
 def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
           budget_s: float = 10.0, grow: bool = True, moves: int | None = None,
           patience: int | None = MOVES, noise: float = NOISE, seed: int = 0,
-          replan: bool = True, restarts: int | None = 0) -> Solution:
+          replan: bool = True, restarts: int | None = 0, fresh: bool = False) -> Solution:
     """`solution`'s decisions placed again, grown, improved, and validated; never worse than
     `solution`.
 
@@ -166,11 +166,14 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
         and keep the best descent. Descents from one start end far apart: on a 411-buffer
         program, six seeds from greedy's placed game ended at 858 to 1046 (docs/solvers.md).
         The solvers' placement (`solvers.solve`, `RESTARTS`) descends again this way.
+      fresh: also place no decisions at all (with `grow`: the heuristic's rules offered every
+        use), and go on from that where it returns more than the decisions' placement and the
+        input. A game's decisions can be a worse start than none.
 
     Returns the better of the placed solution and `solution`. A placed one has the solver
     `"<solver>+placed"` and metadata `placed_from` (the input's return), `placed_decisions` (how
-    many of the input's placed uses it kept), `moves` ([kept, tried], plain and noisy together)
-    and `seconds`.
+    many of the input's placed uses it kept), `moves` ([kept, tried], plain and noisy together),
+    `start` ("decisions", or "nothing": see `fresh`) and `seconds`.
     """
     start = time.perf_counter()
     if not budget_s > 0:
@@ -192,6 +195,12 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
     deadline = start + max(budget_s - checking, 0.5 * budget_s)
     placed = solution if not replan else _placement(problem, rules, solution.action, prepared=prepared,
                                                     deadline=deadline, grow=grow)
+    begun = "decisions"
+    if fresh and grow and time.perf_counter() < deadline:
+        nothing = _placement(problem, rules, np.full(problem.num_buffers, DROP, solution.action.dtype),
+                             prepared=prepared, deadline=deadline, grow=True)
+        if nothing.ret > max(placed.ret, solution.ret):
+            placed, begun = nothing, "nothing"
     counts = [0, 0]
     if grow and (moves is None or moves > 0):
         # Moves start from the better of the two: a placement that lost decisions it could not
@@ -205,7 +214,7 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
     kept = int(((placed.action != DROP) & (solution.action != DROP)).sum())
     placed = dataclasses.replace(placed, solver=f"{solution.solver}+placed", metadata={
         **placed.metadata, "placed_from": float(solution.ret), "placed_decisions": kept,
-        "moves": counts, "seconds": time.perf_counter() - start})
+        "moves": counts, "start": begun, "seconds": time.perf_counter() - start})
     report = check_solution(problem, placed, what="the placed solution")  # a bug if it fails
     assert report.ok
     return placed
