@@ -14,7 +14,7 @@ from jaxmmap import Rules, bundled, generate, validate
 from jaxmmap.core.problem import DROP
 from jaxmmap.core.rules import auto_columns
 from jaxmmap.core.validator import SolutionRejected
-from jaxmmap.solvers import solve
+from jaxmmap.solvers import Result, solve
 from jaxmmap.solvers.placer import place
 
 
@@ -272,13 +272,27 @@ def test_restarts_descend_again_from_the_start_with_other_seeds_and_keep_the_bes
 
 
 def test_without_replan_the_moves_start_from_the_solution_itself(monkeypatch):
-    """`replan=False` (prod's last moves, from a solution already placed) places nothing again."""
-    from jaxmmap.solvers import placer
+    """`replan=False` (prod's last moves, from a solution already placed) places nothing again;
+    `solve` goes on so from a solver's solution that the placer made (`muzero`'s placed rounds:
+    "<solver>+placed"), and places a game anew."""
+    from jaxmmap.solvers import SOLVERS, placer
 
     problem = _problems()[1]
     rules = Rules(columns=auto_columns(problem))
     raw = solve(problem, "greedy", budget_s=0.5, seed=0, rules=rules, place=False).solution
     placed = place(problem, raw, rules=rules, budget_s=60, moves=0)
+    replans, real = [], placer.place
+
+    def spy(*args, replan=True, **kwargs):
+        replans.append(replan)
+        return real(*args, replan=replan, **kwargs)
+
+    monkeypatch.setattr("jaxmmap.solvers.place_solution", spy)
+    for given in (placed, raw):
+        answer = Result(solution=given, trace=(), seconds=0.0, info={})
+        monkeypatch.setitem(SOLVERS, "greedy", lambda *a, answer=answer, **k: answer)
+        assert solve(problem, "greedy", budget_s=0.5, rules=rules, place=True).solution.ret >= given.ret
+    assert replans == [False, True]
     monkeypatch.setattr(placer, "_placement", lambda *a, **k: pytest.fail("placed again"))
     improved = place(problem, placed, rules=rules, budget_s=60, moves=8, replan=False)
     assert validate(problem, improved).ok and improved.ret >= placed.ret

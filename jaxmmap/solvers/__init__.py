@@ -146,7 +146,8 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     `place` (default: for the solvers in `PLACED`): keep `PLACE_SHARE` of the budget (at most
     `PLACE_RESERVE_S`) for `placer.place`, which places the solution's decisions physically
     and grows them, its local moves descending again from the start up to `placer.RESTARTS` times
-    while the reserve lasts; the better of the two is returned, `Result.raw` is the solver's own solution
+    while the reserve lasts (a solution the placer made, "<solver>+placed", is not placed again:
+    the moves go on from it); the better of the two is returned, `Result.raw` is the solver's own solution
     (`info["raw_return"]` its game's return), and the trace ends with the placed one."""
     check_options(solver, options, budget_s)
     place = solver in PLACED if place is None else place
@@ -159,8 +160,10 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     if not place:
         return result
     left = budget_s - (time.perf_counter() - start)
-    placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3),
-                            seed=seed, restarts=RESTARTS)
+    # a solution the placer made already (`muzero`'s placed rounds) is not placed again: the moves
+    # go on from it
+    placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed,
+                            restarts=RESTARTS, replan=not result.solution.solver.endswith("+placed"))
     seconds = time.perf_counter() - start
     # (the game's own return: a solver that places its game itself, `muzero`, says it as "game")
     info = {**result.info, "raw_return": float(result.info.get("game", result.solution.ret))}
