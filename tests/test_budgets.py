@@ -185,6 +185,28 @@ def test_slices_stop_soon_for_a_tail_that_does_not_fit_where_moves_are_dear(monk
     # go on to the deadline: about 5 of them)
 
 
+def test_slices_stop_at_once_where_the_games_cannot_end_before_the_deadline():
+    """`left`: once the moves the games still need to end by themselves do not fit before the
+    deadline at the trusted rate, the slices stop: the time goes to what follows (at 24,235
+    buffers 256 random games played into the grace, and the placer had none left)."""
+    import time
+
+    from jaxmmap.core.clock import Clock
+
+    played = {"moves": 0, "calls": 0}
+
+    def advance(carry, moves):  # a compile, then 1 ms a move: the 100,000 moves would take 100 s
+        played["calls"] += 1
+        time.sleep((0.3 if played["calls"] == 1 else 0.0) + 0.001 * int(moves))
+        played["moves"] += int(moves)
+        return carry
+
+    clock = Clock(2.0)  # (the deadline: 2.2 s and GRACE_S; without `left`, slices up to it)
+    _, whole = rollout.in_slices(clock, advance, None, lambda carry: jnp.zeros(1, bool),
+                                 left=lambda carry: 100_000 - played["moves"])
+    assert not whole and played["calls"] <= 5 and clock.elapsed() < 2.0
+
+
 def test_slices_take_the_grace_only_for_a_first_solution():
     """`in_slices`: past the budget but within its grace, games go on while the clock holds no
     solution, and stop once it holds one (the placer's share comes after the budget)."""

@@ -251,7 +251,7 @@ MEASURED_S = 0.05
 SCALING = 0.75
 
 
-def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: float | None = None):
+def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: float | None = None, left=None):
     """Calls `advance(carry, moves) -> carry` (at most `moves` more moves of every game of a
     batch; `moves` an int32[], one compile for any count) in slices of about `SLICE_S` seconds,
     looking at the clock between them, until `done(carry)` (bool[G]) holds for every game or the
@@ -265,7 +265,13 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     which `first`, the first slice's seconds, bounds); the slices stop that much before the
     deadline, the rate trusted once a slice's time grew with its moves (`SCALING`). `deadline_s`
     (seconds on `clock`) replaces the default deadline: for work that must end with the budget
-    itself. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)"""
+    itself. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)
+
+    `left(carry)` -> moves: at least the moves the batch still plays before every game ends by
+    itself. Once even those do not fit before the deadline at the trusted rate (`SCALING` of it
+    spared), the slices stop at once: the work would be cut anyway, and what follows (ending the
+    game Drop-first, the placer) gets the time. (At 24,235 buffers, 256 random games played into
+    the grace of a 30 s budget, and the placer had no time for the game ended Drop-first.)"""
     deadline = deadline_s
     if deadline is None:  # (the grace is for a first solution only)
         deadline = 1.1 * clock.budget_s + GRACE_S if clock.best is None else clock.budget_s
@@ -290,8 +296,10 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
             # with 4,096 columns one call took 0.06 s (16 moves a second, a tail of 1,520 s, the
             # game ended at its 9th move, 84 s before its deadline) where its moves ran at 45,000
             trusted = trusted or (last is not None and took >= SCALING * last[1] * moves / last[0])
-            if trusted and took >= MEASURED_S and tail is not None:
-                need = tail(carry, rate, first)
+            if trusted and took >= MEASURED_S:
+                need = 0.0 if tail is None else tail(carry, rate, first)
+                if left is not None and clock.elapsed() + SCALING * left(carry) / rate >= deadline:
+                    return carry, False
             last = (moves, took)
             # at most twice the last slice: a move's cost can jump (a game's restores begin, and
             # replay hundreds of moves inside one): an expert generation of 2,981 buffers went

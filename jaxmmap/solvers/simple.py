@@ -1,12 +1,12 @@
 """The simplest baselines: uniformly random legal play and greedy play, on the JAX game.
 
 `random` plays batches of games in parallel (`vmap` of jitted rollouts, Drop-backup on) until
-the budget is spent and keeps the best; `greedy` plays the legal action with the best immediate
-reward (ties: Copy, NoCopy, Drop), which is deterministic, so one game suffices. Both play in
-slices of about a second and look at the clock between them (`base.play_on_the_clock`): when
-the budget ends inside a game, the game is finished Drop-first, so that a run of any size ends
-on time with a valid solution (`info["finished"]`: greedy's game ended by its own policy; random's `games`: those that
-ended).
+the budget is spent, or a batch cannot end within it, and keeps the best; `greedy` plays the
+legal action with the best immediate reward (ties: Copy, NoCopy, Drop), which is deterministic,
+so one game suffices. Both play in slices of about a second and look at the clock between them
+(`base.play_on_the_clock`): when the budget ends inside a game, the game is finished Drop-first,
+so that a run of any size ends on time with a valid solution (`info["finished"]`: greedy's game
+ended by its own policy; random's `games`: those that ended).
 """
 
 from __future__ import annotations
@@ -31,14 +31,14 @@ def random_search(problem: Problem, budget_s: float, seed: int, *, rules: Rules 
         key, sub = jax.random.split(key)
         # once a game has finished, a batch cut by the budget is let go; before, its furthest
         # game is ended (Drop first) so that the run returns a solution
-        states, _ = play_on_the_clock(clock, start(instance, batch), jax.random.split(sub, batch),
-                                      random_policy, finish=clock.best is None)
+        states, whole = play_on_the_clock(clock, start(instance, batch), jax.random.split(sub, batch),
+                                          random_policy, finish=clock.best is None)
         returns = np.asarray(won_returns(states))
         best = int(np.argmax(returns))
         played += int(np.sum(np.isfinite(returns)))
         if np.isfinite(returns[best]):
             clock.offer(to_solution(problem, nth_game(states, best), rules, solver="random"))
-        if clock.out_of_time():
+        if clock.out_of_time() or not whole:  # (a batch cut short: the next would be too)
             return clock.result(games=played, batch=batch)
 
 
