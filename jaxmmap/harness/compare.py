@@ -132,6 +132,7 @@ class Comparison:
                    "errors": sum(r.status == "error" for r in runs), "bound": bound}
             raw = [r.info["raw_return"] for r in ok if "raw_return" in r.info]
             row["raw_return"] = float(np.mean(raw)) if raw else math.nan  # before the placer
+            row["from_nothing"] = sum(r.info.get("placed_start") == "nothing" for r in ok)  # (placer.FRESH)
             if ok:
                 row.update(mean_return=float(rets.mean()), std_return=float(rets.std()),
                            best_return=float(rets.max()),
@@ -249,7 +250,8 @@ class Comparison:
             f"{self.seeds} seed(s) per solver; {env.get('machine', '')}. *Return*: the best found "
             "within the budget, mean over the seeds' validated runs (± standard deviation); "
             "*game's own*: the return of the game's placement, before the placer placed its "
-            "decisions physically (solvers that play the game); "
+            "decisions physically (solvers that play the game; †: the placer's placement of no "
+            "decisions was higher, and the written solution was made from that); "
             "*bound*: an upper bound on any valid solution's return; *vs heuristic*: the "
             "simulated speed-up of the best solution over the heuristic's, in percent "
             "(`jaxmmap.latency`); *time to best*: when that "
@@ -275,7 +277,8 @@ class Comparison:
                     f", {r[k]} {k}" for k in ("invalid", "skipped", "errors") if r[k])
                 vs = r["speedup_over_heuristic_percent"]
                 vs = "" if math.isnan(vs) else f"{vs:+.2f}"
-                lines.append(f"| {md(r['solver'])} | {ret} | {_fmt(r['raw_return'])} | "
+                own = _fmt(r["raw_return"]) + (" †" if r["from_nothing"] else "")
+                lines.append(f"| {md(r['solver'])} | {ret} | {own} | "
                              f"{_fmt(r['best_return'])} | {pct} | {vs} | "
                              f"{_fmt(r['time_to_best'], 3)} | {_fmt(r['seconds'], 3)} | {valid} | "
                              f"{md(r['note'][:80])} |")
@@ -456,16 +459,13 @@ def _at_budget(trace, budget_s: float, final: float) -> tuple[float, float]:
 
 def _step(trace, grid: np.ndarray) -> np.ndarray:
     """The best return at each time of `grid` (nan before the first solution)."""
-    times = np.array([t for t, _ in trace])
-    values = np.array([r for _, r in trace])
+    times, values = np.array([t for t, _ in trace]), np.array([r for _, r in trace])
     k = np.searchsorted(times, grid, side="right") - 1
     return np.where(k >= 0, values[np.maximum(k, 0)], np.nan)
 
 
 def _fraction(ret: float, bound: float) -> float:
-    if not (np.isfinite(ret) and np.isfinite(bound)) or bound <= 0:
-        return math.nan
-    return ret / bound
+    return ret / bound if np.isfinite(ret) and np.isfinite(bound) and bound > 0 else math.nan
 
 
 def _fmt(x: float, digits: int = 5) -> str:

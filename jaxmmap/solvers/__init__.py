@@ -28,7 +28,7 @@ from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.solvers.exhaustive import exhaustive
 from jaxmmap.solvers.heuristic import heuristic
 from jaxmmap.solvers.pinning import pinning
-from jaxmmap.solvers.placer import PLACE_RESERVE_S, PLACE_SHARE, RESTARTS
+from jaxmmap.solvers.placer import FRESH, PLACE_RESERVE_S, PLACE_SHARE, RESTARTS
 from jaxmmap.solvers.placer import place as place_solution
 from jaxmmap.solvers.simple import greedy, random_search
 
@@ -147,8 +147,11 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     `PLACE_RESERVE_S`) for `placer.place`, which places the solution's decisions physically
     and grows them, its local moves descending again from the start up to `placer.RESTARTS` times
     while the reserve lasts (a solution the placer made, "<solver>+placed", is not placed again:
-    the moves go on from it); the better of the two is returned, `Result.raw` is the solver's own solution
-    (`info["raw_return"]` its game's return), and the trace ends with the placed one."""
+    the moves go on from it). With `placer.FRESH` the moves start instead from the placement of
+    no decisions where that is higher (`info["placed_start"]`: "decisions" or "nothing": the
+    solver's decisions were then worth less than none). The better of the placed solution and the
+    solver's own is returned, `Result.raw` is the solver's own solution (`info["raw_return"]` its
+    game's return), and the trace ends with the placed one."""
     check_options(solver, options, budget_s)
     place = solver in PLACED if place is None else place
     start = time.perf_counter()
@@ -163,7 +166,8 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     # a solution the placer made already (`muzero`'s placed rounds) is not placed again: the moves
     # go on from it
     placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed,
-                            restarts=RESTARTS, replan=not result.solution.solver.endswith("+placed"))
+                            restarts=RESTARTS, replan=not result.solution.solver.endswith("+placed"),
+                            fresh=FRESH)
     seconds = time.perf_counter() - start
     # (the game's own return: a solver that places its game itself, `muzero`, says it as "game")
     info = {**result.info, "raw_return": float(result.info.get("game", result.solution.ret))}
@@ -171,5 +175,6 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     if placed is not result.solution:
         trace = (*trace, (seconds, float(placed.ret)))
         info["placed"] = placed.metadata.get("moves")
+        info["placed_start"] = placed.metadata.get("start")
     return dataclasses.replace(result, solution=placed, trace=trace, seconds=seconds, info=info,
                                raw=result.solution)

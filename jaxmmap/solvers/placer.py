@@ -37,7 +37,7 @@ from jaxmmap.core.rules import Rules, auto_columns, discretize
 from jaxmmap.core.validator import check_solution
 from jaxmmap.solvers.heuristic import MOVES, NOISE, benefit_estimate, improve, plan
 
-__all__ = ["NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "RESTARTS", "place"]
+__all__ = ["FRESH", "NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "RESTARTS", "place"]
 
 #: The share of a game solver's budget kept for the placer by `solvers.solve` (at most
 #: `PLACE_RESERVE_S` seconds), and of what the heuristic leaves by `muzero-prod`. Its local moves
@@ -66,6 +66,13 @@ CHECK_S_PER_BUFFER = 4e-5
 RESTARTS = 3
 #: A restart begins only while this many moves of the first descent's mean length still fit.
 RESTART_MOVES = 4
+
+#: The solvers' placement (`solvers.solve`) also places no decisions at all and goes on from that
+#: where it is higher (`place(fresh=...)`). Measured from greedy's game, 20 s a placement, on 12
+#: programs of the training split and selection seeds (`benchmarks/placer_moves.py`,
+#: docs/solvers.md): higher on 10 (+0.07% to +5.3%; resnet50_train +5.3%, gpt_medium_train and
+#: gpt_train_donated +1.6%), lower on 2 (-0.04%, -0.10%), geometric mean +1.1%.
+FRESH = True
 
 #: Placements of the decisions tried at most after the first, each with the decisions that did
 #: not fit before moved to the front.
