@@ -246,9 +246,6 @@ SLICE_S = 1.0
 GRACE_S = 4.0
 #: The shortest slice whose rate `in_slices` trusts for the time its tail needs.
 MEASURED_S = 0.05
-#: `in_slices` trusts a rate for its tail only once a slice's time grew with its moves: a slice
-#: of k times the last one's moves took at least this share of k times its time.
-SCALING = 0.75
 
 
 def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: float | None = None, left=None):
@@ -263,21 +260,22 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     `tail(carry, rate, first)` -> seconds: what the caller will still do once this returns
     unfinished (ending a game Drop-first: its moves left at `rate` moves a second, and a compile,
     which `first`, the first slice's seconds, bounds); the slices stop that much before the
-    deadline, the rate trusted once a slice's time grew with its moves (`SCALING`). `deadline_s`
+    deadline (the moves' rate measured with a call's own seconds taken out). `deadline_s`
     (seconds on `clock`) replaces the default deadline: for work that must end with the budget
     itself. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)
 
     `left(carry)` -> moves: at least the moves the batch still plays before every game ends by
-    itself. Once even those do not fit before the deadline at the trusted rate (`SCALING` of it
-    spared), the slices stop at once: the work would be cut anyway, and what follows (ending the
-    game Drop-first, the placer) gets the time. (At 24,235 buffers, 256 random games played into
-    the grace of a 30 s budget, and the placer had no time for the game ended Drop-first.)"""
+    itself. Once even those do not fit before the deadline at the moves' rate, the slices stop at
+    once: the work would be cut anyway, and what follows (ending the game Drop-first, the placer)
+    gets the time. (At 24,235 buffers, 256 random games played into the grace of a 30 s budget, and
+    the placer had no time for the game ended Drop-first.)"""
     deadline = deadline_s
     if deadline is None:  # (the grace is for a first solution only)
         deadline = 1.1 * clock.budget_s + GRACE_S if clock.best is None else clock.budget_s
     # the first slice also measures its compile: a few moves (a searched move of a 51,090-buffer
-    # game took 0.5 s: 64 of them, 47 s of a 30 s budget); `last`: the last slice's (moves, seconds)
-    moves, first, need, last, trusted = 8, None, 0.0, None, False
+    # game took 0.5 s: 64 of them, 47 s of a 30 s budget); `call`: the shortest slice since, at
+    # least a call's own seconds
+    moves, first, need, call = 8, None, 0.0, None
     while True:
         begin = time.perf_counter()
         carry = advance(carry, jnp.int32(moves))
@@ -289,18 +287,18 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
             # game takes up to 0.6 s: a fixed 256 moves overran a 30 s budget by 20 s)
             first, moves = took, int(max(1, min(256, moves / took * SLICE_S)))
         else:
-            rate = moves / took
-            # a slice of a few moves measures its call, not its moves, until its time grows with
-            # them: after a compile of 4.9 s, slices of 1 and 2 moves at 24,143 buffers gave 500
-            # moves a second, a tail of 49 s, and the game was ended Drop-first at its 9th move;
-            # with 4,096 columns one call took 0.06 s (16 moves a second, a tail of 1,520 s, the
-            # game ended at its 9th move, 84 s before its deadline) where its moves ran at 45,000
-            trusted = trusted or (last is not None and took >= SCALING * last[1] * moves / last[0])
-            if trusted and took >= MEASURED_S:
-                need = 0.0 if tail is None else tail(carry, rate, first)
-                if left is not None and clock.elapsed() + SCALING * left(carry) / rate >= deadline:
+            rate, call = moves / took, took if call is None else min(call, took)
+            # what stops the slices is the moves' own rate, the shortest slice's seconds (at least
+            # the call's own) taken out: a slice of a few moves measures its call, not its moves
+            # (after a compile of 4.9 s, slices of 1 and 2 moves at 24,143 buffers gave 500 moves
+            # a second, a tail of 49 s, and the game was ended Drop-first at its 9th move; with
+            # 4,096 columns a call took 0.06 s, 16 moves a second, and a game that ran 45,000 a
+            # second was ended so, 84 s before its deadline). Optimistic: it stops no game early.
+            if took >= MEASURED_S and took > call:
+                own = moves / (took - call)
+                need = 0.0 if tail is None else tail(carry, own, first)
+                if left is not None and clock.elapsed() + left(carry) / own >= deadline:
                     return carry, False
-            last = (moves, took)
             # at most twice the last slice: a move's cost can jump (a game's restores begin, and
             # replay hundreds of moves inside one): an expert generation of 2,981 buffers went
             # from a slice of 33 moves in 0.04 s to one of 800 in 27.8 s, 72-83 s of a 60 s budget
