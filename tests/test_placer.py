@@ -274,8 +274,7 @@ def test_restarts_descend_again_from_the_start_with_other_seeds_and_keep_the_bes
 def test_without_replan_the_moves_start_from_the_solution_itself(monkeypatch):
     """`replan=False` (prod's last moves, from a solution already placed) places nothing again;
     `solve` goes on so from a solver's solution that the placer made (`muzero`'s placed rounds:
-    "<solver>+placed"), and places a game anew, with its reserve even where the solver ended
-    past its share."""
+    "<solver>+placed"), and places a game anew."""
     from jaxmmap.solvers import SOLVERS, placer
 
     problem = _problems()[1]
@@ -289,17 +288,12 @@ def test_without_replan_the_moves_start_from_the_solution_itself(monkeypatch):
         budgets.append(budget_s)
         return real(*args, replan=replan, budget_s=budget_s, **kwargs)
 
-    def late(answer):  # a solver that ends past its share of the budget
-        time.sleep(0.6)
-        return answer
-
     monkeypatch.setattr("jaxmmap.solvers.place_solution", spy)
-    for given, solver in ((placed, lambda answer: answer), (raw, lambda answer: answer), (raw, late)):
+    for given in (placed, raw):
         answer = Result(solution=given, trace=(), seconds=0.0, info={})
-        monkeypatch.setitem(SOLVERS, "greedy", lambda *a, answer=answer, solver=solver, **k: solver(answer))
+        monkeypatch.setitem(SOLVERS, "greedy", lambda *a, answer=answer, **k: answer)
         assert solve(problem, "greedy", budget_s=0.5, rules=rules, place=True).solution.ret >= given.ret
-    assert replans == [False, True, True]
-    assert budgets[2] > 0.1  # the placer's reserve (0.15 s) kept within the promise, past the budget
+    assert replans == [False, True] and 0.1 < budgets[1] <= 0.5
     monkeypatch.setattr(placer, "_placement", lambda *a, **k: pytest.fail("placed again"))
     improved = place(problem, placed, rules=rules, budget_s=60, moves=8, replan=False)
     assert validate(problem, improved).ok and improved.ret >= placed.ret

@@ -69,11 +69,6 @@ SOLVERS = {
 #: placement follows the game's fixed rules (the heuristic, pinning and CP-SAT place physically).
 PLACED = frozenset({"random", "greedy", "es", "egrl", "mcts", "muzero", "generalist"})
 
-#: Seconds of a run's promise (it ends within 1.1x its budget + 10 s) that `solve` leaves to
-#: what comes before and after it in a command (start-up, the file's writing and check: 3.5-4 s
-#: at 24,235 buffers), and more for each buffer.
-PROMISE_KEPT_S, PROMISE_KEPT_PER_BUFFER_S = 4.0, 1e-4
-
 __all__ = ["PLACED", "SOLVERS", "Anytime", "InvalidSolution", "Refused", "Result", "check_options",
            "solve"]
 
@@ -167,11 +162,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
         raise InvalidSolution(f"{solver} returned an invalid solution:\n{report}")
     if not place:
         return result
-    used = time.perf_counter() - start
-    # a solver past its share (a large program's game ended Drop-first after a compile of its own)
-    # still leaves the placer its reserve, as far as the promise allows
-    kept = PROMISE_KEPT_S + PROMISE_KEPT_PER_BUFFER_S * problem.num_buffers
-    left = max(budget_s - used, min(reserve, 1.1 * budget_s + 10.0 - kept - used))
+    left = budget_s - (time.perf_counter() - start)
     # a solution the placer made already (`muzero`'s placed rounds) is not placed again: the moves
     # go on from it
     placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed,
