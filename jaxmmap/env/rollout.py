@@ -248,7 +248,7 @@ GRACE_S = 4.0
 MEASURED_S = 0.05
 
 
-def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: float | None = None, left=None):
+def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: float | None = None):
     """Calls `advance(carry, moves) -> carry` (at most `moves` more moves of every game of a
     batch; `moves` an int32[], one compile for any count) in slices of about `SLICE_S` seconds,
     looking at the clock between them, until `done(carry)` (bool[G]) holds for every game or the
@@ -260,22 +260,13 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     `tail(carry, rate, first)` -> seconds: what the caller will still do once this returns
     unfinished (ending a game Drop-first: its moves left at `rate` moves a second, and a compile,
     which `first`, the first slice's seconds, bounds); the slices stop that much before the
-    deadline (the moves' rate measured with a call's own seconds taken out). `deadline_s`
-    (seconds on `clock`) replaces the default deadline: for work that must end with the budget
-    itself. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)
-
-    `left(carry)` -> moves: at least the moves the batch still plays before every game ends by
-    itself. Once even those do not fit before the deadline at the moves' rate, the slices stop at
-    once: the work would be cut anyway, and what follows (ending the game Drop-first, the placer)
-    gets the time. (At 24,235 buffers, 256 random games played into the grace of a 30 s budget, and
-    the placer had no time for the game ended Drop-first.)"""
+    deadline. `deadline_s` (seconds on `clock`) replaces the default deadline: for work that
+    must end with the budget itself. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)"""
     deadline = deadline_s
     if deadline is None:  # (the grace is for a first solution only)
         deadline = 1.1 * clock.budget_s + GRACE_S if clock.best is None else clock.budget_s
-    # the first slice also measures its compile: a few moves (a searched move of a 51,090-buffer
-    # game took 0.5 s: 64 of them, 47 s of a 30 s budget); `call`: the shortest slice since, at
-    # least a call's own seconds
-    moves, first, need, call = 8, None, 0.0, None
+    moves, first, need = 8, None, 0.0  # the first slice also measures its compile: a few moves
+    # (a searched move of a 51,090-buffer game took 0.5 s: 64 of them, 47 s of a 30 s budget)
     while True:
         begin = time.perf_counter()
         carry = advance(carry, jnp.int32(moves))
@@ -287,18 +278,11 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
             # game takes up to 0.6 s: a fixed 256 moves overran a 30 s budget by 20 s)
             first, moves = took, int(max(1, min(256, moves / took * SLICE_S)))
         else:
-            rate, call = moves / took, took if call is None else min(call, took)
-            # what stops the slices is the moves' own rate, the shortest slice's seconds (at least
-            # the call's own) taken out: a slice of a few moves measures its call, not its moves
-            # (after a compile of 4.9 s, slices of 1 and 2 moves at 24,143 buffers gave 500 moves
-            # a second, a tail of 49 s, and the game was ended Drop-first at its 9th move; with
-            # 4,096 columns a call took 0.06 s, 16 moves a second, and a game that ran 45,000 a
-            # second was ended so, 84 s before its deadline). Optimistic: it stops no game early.
-            if took >= MEASURED_S and took > call:
-                own = moves / (took - call)
-                need = 0.0 if tail is None else tail(carry, own, first)
-                if left is not None and clock.elapsed() + left(carry) / own >= deadline:
-                    return carry, False
+            rate = moves / took
+            if took >= MEASURED_S and tail is not None:  # (a slice of a few moves measures its dispatch:
+                # after a compile of 4.9 s, slices of 1 and 2 moves at 24,143 buffers gave 500 moves a
+                # second, a tail of 49 s, and the game was ended Drop-first at its 9th move)
+                need = tail(carry, rate, first)
             # at most twice the last slice: a move's cost can jump (a game's restores begin, and
             # replay hundreds of moves inside one): an expert generation of 2,981 buffers went
             # from a slice of 33 moves in 0.04 s to one of 800 in 27.8 s, 72-83 s of a 60 s budget

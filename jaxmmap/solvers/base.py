@@ -124,16 +124,6 @@ def finish_furthest(states, keys: jax.Array, policy=drop_first_policy, params=No
     return take(ended, furthest)
 
 
-def to_end(states) -> int:
-    """At least the moves a batch of games (`rollout.start`, instance shared) still plays before
-    its last game ends by itself: the buffers its least advanced running game has yet to decide
-    (each restore adds more)."""
-    running = ~states.done
-    if not bool(jnp.any(running)):
-        return 0
-    return max(int(states.instance.num_buffers) - int(jnp.min(jnp.where(running, states.board.cursor, 2 ** 30))), 0)
-
-
 def moves_left(states, rate: float, first: float, *, compile_again: bool = False) -> float:
     """Seconds to end the furthest of a batch of games Drop-first (`finish_furthest`), for
     `in_slices`'s tail: its buffers left at `rate` moves a second (the batch's rate: at most the
@@ -154,7 +144,7 @@ def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params
         clock, lambda carry, moves: _advance(*carry, moves, policy, jnp.bool_(False), params),
         (states, keys), lambda carry: carry[0].done,
         tail=(lambda carry, rate, first: moves_left(carry[0], rate, first)) if finish else None,
-        deadline_s=deadline_s, left=lambda carry: to_end(carry[0]))
+        deadline_s=deadline_s)
     if whole or not finish:
         return states, whole
     return finish_furthest(states, keys, policy, params), False
