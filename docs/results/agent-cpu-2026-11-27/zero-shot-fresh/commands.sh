@@ -14,6 +14,5 @@ jaxmmap compare --instances suite:wavenet_train@gpu suite:mnasnet_train@gpu \
   --solvers generalist --budget 30 --seeds 1 --no-bound -o generalist-heldout-30s
 jaxmmap compare --instances suite:held-out $G/gen-1000.json.gz $G/gen-1001.json.gz $G/gen-1002.json.gz \
   $G/gen-1003.json.gz $G/gen-1004.json.gz --solvers es --budget 60 --seeds 1 --no-bound -o es-heldout-60s
-# ES at 60 s was run on its own after the generalist's runs, the same way (commands-es.sh).
 # with-slices-fix-aeac265/: the same runs at commit aeac265, whose slices stopped on the moves' own rate and at
 # once where the games could not end (reverted: the placer of large programs was left no time).
