@@ -189,16 +189,11 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
     if not budget_s > 0:
         raise ValueError(f"budget_s must be > 0, got {budget_s}")
     check_solution(problem, solution, what=f"the {solution.solver} solution to place")
-    # the placed solution is validated after the deadline, as the input just was: keep twice
-    # that long for it (its pins make it slower to check), and at least `CHECK_S_PER_BUFFER` a
-    # buffer (an input with little in fast memory checks fast), so that the result lands within
-    # the budget (at 11,645 buffers a placed solution's check takes 0.15-0.27 s; it landed 0.08 s
-    # past a 300 s budget with no reserve, 0.03-0.06 s past 600 s with the input's check kept
-    # once, and 0.037 s past with it kept twice, the input being a Drop-first game)
+    # the placed solution is checked after the deadline: keep twice the input's check for it (its
+    # pins check slower), at least `CHECK_S_PER_BUFFER` a buffer (docs/solvers.md: it landed late)
     checking = max(2 * (time.perf_counter() - start), CHECK_S_PER_BUFFER * problem.num_buffers) + CHECK_SLACK_S
     if rules is None:
-        known = {k: v for k, v in (solution.rules or {}).items() if k in ("columns", "nocopy_offset",
-                                                                           "output_nocopy")}
+        known = {k: v for k, v in (solution.rules or {}).items() if k in ("columns", "nocopy_offset", "output_nocopy")}
         rules = Rules(**known) if known else Rules(columns=auto_columns(problem))
     d = discretize(problem, rules)
     prepared = (d, benefit_estimate(problem, d))
