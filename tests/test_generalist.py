@@ -131,6 +131,8 @@ def test_the_lookahead_over_an_untrained_network_is_the_lookahead_over_greedy():
         np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-6)
 
 
+@pytest.mark.slow  # (22 s; off by default: its labels are tested by
+# test_the_lookahead_teacher_labels_the_move_whose_greedy_continuation_returns_most)
 def test_pretraining_with_the_lookahead_teacher(tmp_path):
     config = _small_config(10)
     config.teacher, config.lookahead_points = "lookahead", 8
@@ -176,6 +178,8 @@ def test_own_rows_are_the_networks_own_states_labelled_by_the_teacher():
         assert row[tuple(phi)][0] == tuple(legal) and action != row[tuple(phi)][1]
 
 
+@pytest.mark.slow  # (37 s; a DAgger round runs by default in
+# test_a_pretraining_run_is_reproduced_from_its_config_to_the_last_bit)
 def test_pretraining_with_rounds_of_the_networks_own_games_resumes(tmp_path, capsys):
     config = _small_config(10)
     train._pretrain(config, str(tmp_path / "run"))  # no rounds first
