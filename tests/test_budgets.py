@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from jaxmmap import Rules, generate, make_instance, validate
+from jaxmmap.core.clock import Clock, without_grace
 from jaxmmap.env import rollout
 from jaxmmap.env.rollout import advance, drop_first_policy, greedy_policy, rollouts, start
 from jaxmmap.solvers import base
@@ -182,14 +183,24 @@ def test_slices_stop_soon_for_a_tail_that_does_not_fit_where_moves_are_dear(monk
 
 def test_slices_take_the_grace_only_for_a_first_solution():
     """`in_slices`: past the budget but within its grace, games go on while the clock holds no
-    solution, and stop once it holds one (the placer's share comes after the budget)."""
-    clock = types.SimpleNamespace(budget_s=10.0, best=None, elapsed=lambda: 12.0)
+    solution, and stop once it holds one (the placer's share comes after the budget). A clock
+    made `without_grace` has none where the caller ends the games itself (a `tail`)."""
+    clock = types.SimpleNamespace(budget_s=10.0, best=None, elapsed=lambda: 12.0, grace=True)
 
     def done(carry):
         return jnp.asarray([carry >= 3])
 
-    carry, whole = rollout.in_slices(clock, lambda carry, moves: carry + 1, 0, done)
-    assert whole and carry == 3
+    def tail(carry, rate, first):
+        return 0.0
+
+    def slices(**how):
+        return rollout.in_slices(clock, lambda carry, moves: carry + 1, 0, done, **how)
+
+    assert slices() == (3, True) and slices(tail=tail) == (3, True)
+    with without_grace():
+        clock.grace = Clock(1.0).grace
+    assert clock.grace is False and Clock(1.0).grace is True
+    assert slices(tail=tail) == (1, False)
+    assert slices() == (3, True)  # (no tail: nothing would end the game, the grace stays)
     clock.best = "a solution"
-    carry, whole = rollout.in_slices(clock, lambda carry, moves: carry + 1, 0, done)
-    assert not whole and carry == 1
+    assert slices() == (1, False)

@@ -316,3 +316,30 @@ def test_fresh_goes_on_from_no_decisions_where_they_place_higher():
     assert moved.metadata["start"] == "nothing" and moved.ret >= fresh.ret
     again = place(problem, dataclasses.replace(moved, metadata={}), budget_s=60, moves=0, fresh=True)
     assert again.metadata.get("start", "decisions") == "decisions"  # (none place higher than these)
+
+
+def test_the_placement_of_nothing_is_the_floor_where_the_solver_leaves_no_time(monkeypatch):
+    """`solve` places no decisions before the solver runs: a solver that overruns its share
+    (the placer then gets no time) still yields that placement, and its games run without the
+    grace for a first solution (`core.clock.without_grace`)."""
+    import jaxmmap.solvers as solvers
+    from jaxmmap.core.clock import Clock
+    from jaxmmap.env.rollout import play
+    from jaxmmap.solvers.placer import place_nothing
+
+    problem = generate(3, num_instructions=100)
+    rules = Rules(columns=auto_columns(problem))
+    raw, _ = play(problem, "random", seed=0, rules=rules)
+    seen = {}
+
+    def late(problem, budget_s, seed, *, rules):
+        seen["grace"], seen["budget"] = Clock(budget_s).grace, budget_s
+        time.sleep(1.0)  # past the whole budget
+        return Result(solution=raw, trace=((1.0, float(raw.ret)),), seconds=1.0, info={})
+
+    monkeypatch.setitem(solvers.SOLVERS, "random", late)
+    floor = place_nothing(problem, rules=rules)
+    result = solve(problem, "random", budget_s=0.5, rules=rules)
+    assert seen["grace"] is False and seen["budget"] < 0.5 * (1 - solvers.PLACE_SHARE) + 1e-9
+    assert result.info["placed_start"] == "nothing" and result.solution.ret >= floor.ret > raw.ret
+    assert validate(problem, result.solution).ok and Clock(1.0).grace is True

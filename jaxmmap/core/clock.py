@@ -3,11 +3,27 @@ keeps (the solvers' `Anytime` adds their `Result`; the agent's training loop use
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import time
 
 from jaxmmap.core.problem import Solution
 
-__all__ = ["Clock"]
+__all__ = ["Clock", "without_grace"]
+
+_GRACE = contextvars.ContextVar("grace", default=True)
+
+
+@contextlib.contextmanager
+def without_grace():
+    """The clocks made within it have no grace (`Clock.grace`): a caller that holds a solution
+    already (`solvers.solve`: the placement of no decisions) needs the rest of its budget more
+    than a search needs its first solution."""
+    token = _GRACE.set(False)
+    try:
+        yield
+    finally:
+        _GRACE.reset(token)
 
 
 class Clock:
@@ -18,6 +34,8 @@ class Clock:
       budget_s: the budget in seconds (may be inf).
       best: the best solution offered so far (None before the first).
       trace: (seconds since the start, return) at every improvement.
+      grace: whether games under way may run past the budget for a first solution
+        (`rollout.in_slices`); False for clocks made inside `without_grace`.
     """
 
     def __init__(self, budget_s: float):
@@ -25,6 +43,7 @@ class Clock:
         self.budget_s = budget_s
         self.best: Solution | None = None
         self.trace: list[tuple[float, float]] = []
+        self.grace = _GRACE.get()
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start

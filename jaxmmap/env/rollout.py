@@ -254,8 +254,9 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     looking at the clock between them, until `done(carry)` (bool[G]) holds for every game or the
     deadline passes (the budget, plus 10% and `GRACE_S` for games already under way while the
     clock holds no solution yet; once it holds one, the budget itself, so that what follows, the
-    placer's share of a run, keeps its time). So a budget holds at any program size. Returns
-    (carry, whether every game ended).
+    placer's share of a run, keeps its time; the budget itself also where the caller ends a game
+    itself (`tail`) and the clock has no grace, `Clock.grace`). So a budget holds at any program
+    size. Returns (carry, whether every game ended).
 
     `tail(carry, rate, first)` -> seconds: what the caller will still do once this returns
     unfinished (ending a game Drop-first: its moves left at `rate` moves a second, and a compile,
@@ -264,7 +265,8 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     must end with the budget itself. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)"""
     deadline = deadline_s
     if deadline is None:  # (the grace is for a first solution only)
-        deadline = 1.1 * clock.budget_s + GRACE_S if clock.best is None else clock.budget_s
+        graced = clock.best is None and (clock.grace or tail is None)
+        deadline = 1.1 * clock.budget_s + GRACE_S if graced else clock.budget_s
     moves, first, need = 8, None, 0.0  # the first slice also measures its compile: a few moves
     # (a searched move of a 51,090-buffer game took 0.5 s: 64 of them, 47 s of a 30 s budget)
     while True:

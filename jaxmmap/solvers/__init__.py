@@ -14,12 +14,14 @@ and `info["raw_return"]` keeps the game's own return. The solvers that need heav
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import inspect
 import math
 import time
 
+from jaxmmap.core.clock import without_grace
 from jaxmmap.core.files import UserError
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
@@ -28,7 +30,7 @@ from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.solvers.exhaustive import exhaustive
 from jaxmmap.solvers.heuristic import heuristic
 from jaxmmap.solvers.pinning import pinning
-from jaxmmap.solvers.placer import FRESH, PLACE_RESERVE_S, PLACE_SHARE, RESTARTS
+from jaxmmap.solvers.placer import FRESH, PLACE_RESERVE_S, PLACE_SHARE, RESTARTS, place_nothing
 from jaxmmap.solvers.placer import place as place_solution
 from jaxmmap.solvers.simple import greedy, random_search
 
@@ -149,14 +151,23 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     while the reserve lasts (a solution the placer made, "<solver>+placed", is not placed again:
     the moves go on from it). With `placer.FRESH` the moves start instead from the placement of
     no decisions where that is higher (`info["placed_start"]`: "decisions" or "nothing": the
-    solver's decisions were then worth less than none). The better of the placed solution and the
-    solver's own is returned, `Result.raw` is the solver's own solution (`info["raw_return"]` its
-    game's return), and the trace ends with the placed one."""
+    solver's decisions were then worth less than none); that placement is made first, before the
+    solver runs (`placer.place_nothing`, about a second at 24,000 buffers), so that it is the
+    floor of the result even where the solver leaves the placer no time, and the games that would
+    end it Drop-first end with the solver's budget, not after a grace (`core.clock.without_grace`).
+    The better of the placed solution and the solver's own is returned, `Result.raw` is the
+    solver's own solution (`info["raw_return"]` its game's return), and the trace ends with the
+    placed one."""
     check_options(solver, options, budget_s)
     place = solver in PLACED if place is None else place
     start = time.perf_counter()
     reserve = min(PLACE_SHARE * budget_s, PLACE_RESERVE_S) if place else 0.0
-    result = SOLVERS[solver](problem, budget_s - reserve, seed, rules=rules, **options)
+    # (a game cut at its deadline, or one that took the placer's time, places lower than this)
+    nothing = place_nothing(problem, rules=rules, budget_s=reserve) if place and FRESH else None
+    own = max(budget_s - reserve - (time.perf_counter() - start), 1e-3)
+    with without_grace() if nothing is not None else contextlib.nullcontext():  # (that placement is
+        # the first solution the grace of the games is for)
+        result = SOLVERS[solver](problem, own, seed, rules=rules, **options)
     report = validate(problem, result.solution, allow_nocopy_move=rules.nocopy_offset == "lowest")
     if not report.ok:
         raise InvalidSolution(f"{solver} returned an invalid solution:\n{report}")
@@ -167,7 +178,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     # go on from it
     placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed,
                             restarts=RESTARTS, replan=not result.solution.solver.endswith("+placed"),
-                            fresh=FRESH)
+                            fresh=FRESH if nothing is None else nothing)
     seconds = time.perf_counter() - start
     # (the game's own return: a solver that places its game itself, `muzero`, says it as "game")
     info = {**result.info, "raw_return": float(result.info.get("game", result.solution.ret))}

@@ -79,9 +79,11 @@ def strong_types(tree):
 @functools.partial(jax.jit, static_argnames=("policy",))
 def _advance(states, keys, moves, policy, finish, params=None):
     """`advance` with `policy` (with `params`: `policy(params_i)` is game i's), or with
-    `drop_first_policy` where `finish`: one compile for both."""
+    `drop_first_policy` where `finish`: one compile for both. (A `cond`, not a `where`: a finish
+    does not pay for the policy's moves too.)"""
     def act(game_policy):
-        return lambda k, s: jnp.where(finish, drop_first_policy(k, s), game_policy(k, s))
+        return lambda k, s: jax.lax.cond(finish, drop_first_policy, lambda k, s: game_policy(k, s).astype(jnp.int32),
+                                         k, s)
 
     if params is None:
         return advance(states, keys, act(policy), moves=moves)

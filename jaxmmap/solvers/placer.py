@@ -37,7 +37,8 @@ from jaxmmap.core.rules import Rules, auto_columns, discretize
 from jaxmmap.core.validator import check_solution
 from jaxmmap.solvers.heuristic import MOVES, NOISE, benefit_estimate, improve, plan
 
-__all__ = ["FRESH", "NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "RESTARTS", "place"]
+__all__ = ["FRESH", "NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "RESTARTS", "place",
+           "place_nothing"]
 
 #: The share of a game solver's budget kept for the placer by `solvers.solve` (at most
 #: `PLACE_RESERVE_S` seconds), and of what the heuristic leaves by `muzero-prod`. Its local moves
@@ -143,10 +144,33 @@ def _descents(problem: Problem, rules: Rules, origin: Solution, *, restarts: int
     return best, counts
 
 
+def _prepared(problem: Problem, rules: Rules):
+    d = discretize(problem, rules)
+    return d, benefit_estimate(problem, d)
+
+
+def _no_decisions(problem: Problem, rules: Rules, *, prepared, deadline: float) -> Solution:
+    return _placement(problem, rules, np.full(problem.num_buffers, DROP, np.int32), prepared=prepared,
+                      deadline=deadline, grow=True)
+
+
+def place_nothing(problem: Problem, *, rules: Rules, budget_s: float = 10.0) -> Solution:
+    """The placement of no decisions, grown: every use offered to the heuristic's rules, about
+    the heuristic's plan without its moves; validated. Cheap (0.14 s at 2,230 buffers, 1.0 s at
+    24,143), so `solvers.solve` makes it before a game solver runs (`place(fresh=...)`): the
+    floor of its result even where the solver leaves the placer no time."""
+    if not budget_s > 0:
+        raise ValueError(f"budget_s must be > 0, got {budget_s}")
+    start = time.perf_counter()
+    nothing = _no_decisions(problem, rules, prepared=_prepared(problem, rules), deadline=start + budget_s)
+    check_solution(problem, nothing, what="the placement of no decisions")
+    return nothing
+
+
 def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
           budget_s: float = 10.0, grow: bool = True, moves: int | None = None,
           patience: int | None = MOVES, noise: float = NOISE, seed: int = 0,
-          replan: bool = True, restarts: int | None = 0, fresh: bool = False) -> Solution:
+          replan: bool = True, restarts: int | None = 0, fresh: bool | Solution = False) -> Solution:
     """`solution`'s decisions placed again, grown, improved, and validated; never worse than
     `solution`.
 
@@ -178,7 +202,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
         The solvers' placement (`solvers.solve`, `RESTARTS`) descends again this way.
       fresh: also place no decisions at all (with `grow`: the heuristic's rules offered every
         use), and go on from that where it returns more than the decisions' placement and the
-        input. A game's decisions can be a worse start than none.
+        input. A game's decisions can be a worse start than none. A `Solution`: that placement,
+        made before (`place_nothing`, under the same rules), taken even when the budget is over.
 
     Returns the better of the placed solution and `solution`. A placed one has the solver
     `"<solver>+placed"` and metadata `placed_from` (the input's return), `placed_decisions` (how
@@ -195,17 +220,16 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
     if rules is None:
         known = {k: v for k, v in (solution.rules or {}).items() if k in ("columns", "nocopy_offset", "output_nocopy")}
         rules = Rules(**known) if known else Rules(columns=auto_columns(problem))
-    d = discretize(problem, rules)
-    prepared = (d, benefit_estimate(problem, d))
+    prepared = _prepared(problem, rules)
     deadline = start + max(budget_s - checking, 0.5 * budget_s)
     placed = solution if not replan else _placement(problem, rules, solution.action, prepared=prepared,
                                                     deadline=deadline, grow=grow)
     begun = "decisions"
-    if fresh and grow and time.perf_counter() < deadline:
-        nothing = _placement(problem, rules, np.full(problem.num_buffers, DROP, solution.action.dtype),
-                             prepared=prepared, deadline=deadline, grow=True)
-        if nothing.ret > max(placed.ret, solution.ret):
-            placed, begun = nothing, "nothing"
+    nothing = fresh if isinstance(fresh, Solution) else None
+    if fresh is True and grow and time.perf_counter() < deadline:
+        nothing = _no_decisions(problem, rules, prepared=prepared, deadline=deadline)
+    if nothing is not None and nothing.ret > max(placed.ret, solution.ret):
+        placed, begun = nothing, "nothing"
     counts = [0, 0]
     if grow and (moves is None or moves > 0):
         # Moves start from the better of the two: a placement that lost decisions it could not
