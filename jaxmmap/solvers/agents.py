@@ -25,7 +25,7 @@ from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import observation
 from jaxmmap.env.instance import make_instance
-from jaxmmap.env.rollout import graced, in_slices, nth_game, start, to_solution, won_returns
+from jaxmmap.env.rollout import in_slices, nth_game, start, to_solution, won_returns
 from jaxmmap.solvers.base import Anytime, NoGameError, Result, finish_furthest, moves_left, play_on_the_clock
 from jaxmmap.solvers.heuristic import heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, RESTARTS, place
@@ -276,6 +276,9 @@ def generalist(problem: Problem, budget_s: float, seed: int, *, rules: Rules = R
     the network's policy (temperature 1, the same compiled game), of which the best won game is
     returned. No search in the network's parameters: it was trained once, across programs
     (`train.py --config configs/generalist.py`); untrained, its greedy game is `greedy`'s.
+    Its game's compile dominates a short budget: with the persistent compilation cache off, 6-8 s
+    on a 2-core CPU, so that at 10 s (7 s for the game, the rest the placer's) the game is cut on
+    every held-out program (docs/agent.md) and the written solution is the placer's.
 
     `samples` is off by default: on 7 instances of the suite's training split (411 to 24,235
     buffers, 10 s and 30 s, placed) the drawn games' best, placed, was lower on 4, higher on 2
@@ -304,12 +307,11 @@ def _network_games(problem: Problem, budget_s: float, seed: int, rules: Rules, s
         return finished
 
     key = jax.random.key(seed)
-    # the greedy game keeps its grace even where `solve` holds a solution already
-    # (`clock.without_grace`): once compiled it is cheap (at 2,230 buffers 0.1 s after a 6.6 s
-    # compile), and ended Drop-first at the deadline it would cost about the same moves and
-    # lose the network's decisions (all of them, at 10 s, on the 7 held-out programs of at most
-    # 2,981 buffers: docs/agent.md)
-    finished = play(0.0, key, deadline_s=graced(budget_s))
+    # (inside `solve`, which holds its placement of no decisions, the game has no grace for a first
+    # solution, `clock.without_grace`: with it, on the 13 held-out programs at 10 s and 30 s, the
+    # game took the placer's time and the written solution was lower on 4 and higher on none,
+    # docs/agent.md)
+    finished = play(0.0, key)
     games = 1
     # drawn games stop with the budget itself (not its grace): one still unfinished is dropped
     while samples and finished and not clock.out_of_time():

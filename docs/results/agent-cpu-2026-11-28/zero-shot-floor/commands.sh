@@ -8,9 +8,9 @@ export JAXMMAP_COMPILATION_CACHE=off
 G=/tmp/s20
 jaxmmap compare --instances suite:wavenet_infer@tpu_v4i-30 suite:mnasnet_infer@tpu_v4i-30 \
   suite:alphatensor_like@tpu_v4i-30 suite:nmt_infer@tpu_v4i-30 $G/gen-1000.json.gz $G/gen-1001.json.gz $G/gen-1002.json.gz \
-  --solvers generalist --budget 10 --seeds 1 --no-bound -o generalist-heldout-10s
+  --solvers generalist --budget 10 --seeds 1 --no-bound -o generalist-heldout-10s-no-grace
 jaxmmap compare --instances suite:wavenet_train@gpu suite:mnasnet_train@gpu \
   suite:alphatensor_like_train@gpu-50 suite:nmt_train@gpu $G/gen-1003.json.gz $G/gen-1004.json.gz \
-  --solvers generalist --budget 30 --seeds 1 --no-bound -o generalist-heldout-30s
+  --solvers generalist --budget 30 --seeds 1 --no-bound -o generalist-heldout-30s-no-grace
 jaxmmap compare --instances suite:held-out $G/gen-1000.json.gz $G/gen-1001.json.gz $G/gen-1002.json.gz \
   $G/gen-1003.json.gz $G/gen-1004.json.gz --solvers es --budget 60 --seeds 1 --no-bound -o es-heldout-60s
