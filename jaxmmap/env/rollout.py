@@ -244,13 +244,6 @@ SLICE_S = 1.0
 #: seconds more (within the promise of 1.1x the budget + 10 s: the rest is for the solution's
 #: export, validation and placement); then it is ended Drop-first.
 GRACE_S = 4.0
-
-
-def graced(budget_s: float) -> float:
-    """The deadline of games under way for a first solution: the budget, 10% and `GRACE_S` more."""
-    return 1.1 * budget_s + GRACE_S
-
-
 #: The shortest slice whose rate `in_slices` trusts for the time its tail needs.
 MEASURED_S = 0.05
 
@@ -273,7 +266,7 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     deadline = deadline_s
     if deadline is None:  # (the grace is for a first solution only)
         grace = clock.best is None and (clock.grace or tail is None)
-        deadline = graced(clock.budget_s) if grace else clock.budget_s
+        deadline = 1.1 * clock.budget_s + GRACE_S if grace else clock.budget_s
     moves, first, need = 8, None, 0.0  # the first slice also measures its compile: a few moves
     # (a searched move of a 51,090-buffer game took 0.5 s: 64 of them, 47 s of a 30 s budget)
     while True:

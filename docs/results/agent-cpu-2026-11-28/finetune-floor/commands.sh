@@ -2,7 +2,7 @@
 # issue 28: fine-tuning, muzero fresh against --option muzero.pretrained=true, after this session's changes
 # (twentieth session: the placement of no decisions first, the floor of each run; the generalist keeps its
 # grace), 60 s and 300 s, one core each at the same time,
-# persistent cache off (2026-11-28). Run from this folder: bash commands.sh
+# commit d5a9625, persistent cache off (2026-11-28). Run from this folder: bash commands.sh
 export JAXMMAP_COMPILATION_CACHE=off
 python -m jaxmmap generate --seed 1001 --instructions 300 -o gen-1001.json.gz
 python -m jaxmmap generate --seed 1002 --instructions 1000 -o gen-1002.json.gz
