@@ -232,7 +232,7 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
                                                             deadline=deadline, grow=grow)
     begun = "decisions"
     nothing = fresh if isinstance(fresh, Solution) else None
-    if fresh is True and grow and not late and time.perf_counter() < deadline:
+    if fresh is True and grow and time.perf_counter() < deadline:  # (never when `late`)
         nothing = _no_decisions(problem, rules, prepared=prepared, deadline=deadline)
     if nothing is not None and nothing.ret > max(placed.ret, solution.ret):
         placed, begun = nothing, "nothing"
