@@ -9,15 +9,7 @@
 # latency-bound there: whole large games take many minutes). Each step has its own time limit,
 # so one that runs long leaves the others their time. Needs jax with CUDA, chex, flax, optax,
 # scipy; the package runs from the checkout (PYTHONPATH), nothing is installed.
-set -u
-OUT=${OUT:-/tmp/gpu-figures}
-mkdir -p "$OUT"
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 JAXMMAP_COMPILATION_CACHE=off
-PY=${PYTHON:-python3}
-{ date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-  $PY -c "import jax; print('jax', jax.__version__, jax.devices())" 2>&1 | tail -1
-  nproc | sed 's/^/cpu cores: /'; } | tee "$OUT/device.txt"
-timeout 60 $PY -m pytest -q -p no:cacheprovider -o addopts="" -m gpu tests/test_slow.py 2>&1 | tail -3 | tee "$OUT/gpu_tests.txt"
+source "$(dirname "$0")/gpu_setup.sh" /tmp/gpu-figures
 timeout 230 $PY benchmarks/env_throughput.py --batches 1 64 1024 4096 16384 --max-work 2e7 --repeats 1 \
     -o "$OUT/env_throughput.json" 2>&1 | tee "$OUT/env_throughput.txt"
 timeout 40 $PY benchmarks/env_throughput.py --sizes 300 --batches 1024 --repeats 1 --restores one-at-a-time \

@@ -10,16 +10,7 @@
 # three held-out programs at the issue's budgets, on the GPU and on one CPU core at once. Each step
 # has its own time limit. Needs jax with CUDA, chex, flax, optax, scipy, mctx, ml_collections; the
 # package runs from the checkout (PYTHONPATH), nothing is installed.
-set -u
-OUT=${OUT:-/tmp/gpu-generalist}
-mkdir -p "$OUT"
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 JAXMMAP_COMPILATION_CACHE=off
-PY=${PYTHON:-python3}
-{ date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-  $PY -c "import jax; print('jax', jax.__version__, jax.devices())" 2>&1 | tail -1
-  nproc | sed 's/^/cpu cores: /'; } | tee "$OUT/device.txt"
-timeout 100 $PY -m pytest -q -p no:cacheprovider -o addopts="" -m gpu tests/test_slow.py 2>&1 | tail -3 \
-  | tee "$OUT/gpu_tests.txt"
+source "$(dirname "$0")/gpu_setup.sh" /tmp/gpu-generalist
 
 timed() {  # timed NAME LIMIT COMMAND...: the command's output and its seconds, added to $OUT/NAME.txt
   local name=$1 limit=$2 t0
