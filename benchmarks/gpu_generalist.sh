@@ -11,14 +11,6 @@
 # has its own time limit. Needs jax with CUDA, chex, flax, optax, scipy, mctx, ml_collections; the
 # package runs from the checkout (PYTHONPATH), nothing is installed.
 source "$(dirname "$0")/gpu_setup.sh" /tmp/gpu-generalist
-
-timed() {  # timed NAME LIMIT COMMAND...: the command's output and its seconds, added to $OUT/NAME.txt
-  local name=$1 limit=$2 t0
-  shift 2
-  t0=$(date +%s.%N)
-  timeout "$limit" "$@" >>"$OUT/$name.txt" 2>&1
-  echo "exit $? after $($PY -c "import time; print(f'{time.time() - $t0:.1f}')") s: $*" | tee -a "$OUT/$name.txt"
-}
 small=(train.py --config configs/generalist.py --config.generated=4 --config.suite_max_buffers=0)
 timed pretrain_gpu 270 $PY "${small[@]}" --workdir /tmp/pretrain-gpu &
 timed pretrain_cpu 270 env JAX_PLATFORMS=cpu taskset -c 2 $PY "${small[@]}" --workdir /tmp/pretrain-cpu &

@@ -1,7 +1,7 @@
 # Sourced by the device scripts (`source benchmarks/gpu_setup.sh DEFAULT_OUT`: gpu_figures.sh,
 # gpu_generalist.sh): $OUT (else DEFAULT_OUT), the package from the checkout (PYTHONPATH, nothing
 # installed), $PY, the persistent compilation cache off; the device into $OUT/device.txt and the
-# GPU test (`-m gpu`) into $OUT/gpu_tests.txt.
+# GPU test (`-m gpu`) into $OUT/gpu_tests.txt; `timed`.
 set -u
 OUT=${OUT:-$1}
 mkdir -p "$OUT"
@@ -12,3 +12,11 @@ PY=${PYTHON:-python3}
   nproc | sed 's/^/cpu cores: /'; } | tee "$OUT/device.txt"
 timeout 100 $PY -m pytest -q -p no:cacheprovider -o addopts="" -m gpu tests/test_slow.py 2>&1 | tail -3 \
   | tee "$OUT/gpu_tests.txt"
+
+timed() {  # timed NAME LIMIT COMMAND...: the command's output and its seconds, added to $OUT/NAME.txt
+  local name=$1 limit=$2 t0
+  shift 2
+  t0=$(date +%s.%N)
+  timeout "$limit" "$@" >>"$OUT/$name.txt" 2>&1
+  echo "exit $? after $($PY -c "import time; print(f'{time.time() - $t0:.1f}')") s: $*" | tee -a "$OUT/$name.txt"
+}
