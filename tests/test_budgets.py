@@ -131,6 +131,21 @@ def test_slices_grow_at_most_twofold_when_a_move_gets_dearer(monkeypatch):
     assert clock.elapsed() < 1.1 + 1.5  # the deadline, and at most about one slice past it
 
 
+def test_a_game_ended_alone_is_not_timed_at_its_batchs_rate(problem):
+    """The tail of a game ended Drop-first alone (`finish_furthest` outside its batch) takes at
+    least `ALONE_RATE` moves a second: a batch's rate counts its restores' replays (random's batch
+    of 256 at 3,277 buffers: 1.2 moves a second, a tail of 2,945 s, and its games were given up
+    after 14 s of a 120 s budget); inside its batch the finish plays at the batch's rate."""
+    instance = make_instance(problem, RULES)
+    alone, inside = start(instance, 512), start(instance, 2)  # ((games - 1) x buffers left vs HELD_MOVES)
+    assert not base._inside(alone) and base._inside(inside)
+    left = base._left(alone)
+    assert base.moves_left(alone, 1.0, 5.0) == pytest.approx(left / base.ALONE_RATE + 5.0)
+    assert base.moves_left(alone, 1e5, 5.0) == pytest.approx(left / 1e5 + 5.0)
+    assert base.moves_left(inside, 1.0, 5.0) == pytest.approx(left / 1.0)
+    assert base.moves_left(inside, 1.0, 5.0, compile_again=True) == pytest.approx(left / 1.0 + 5.0)
+
+
 def test_a_few_moves_after_the_compile_do_not_end_a_game_that_has_time(monkeypatch):
     """The slices right after the compile are a few moves: their rate is the dispatch's, not the
     game's, and the time to end the game Drop-first estimated from it must not stop the slices
