@@ -10,12 +10,13 @@ import pytest
 from builders import RULES, make_problem
 
 from jaxmmap import Rules, generate, validate
+from jaxmmap.core import suite
 from jaxmmap.core.io import bundled
 from jaxmmap.core.problem import COPY, DROP, NOCOPY
 from jaxmmap.core.rules import discretize
 from jaxmmap.solvers import solve
 from jaxmmap.solvers.exhaustive import exhaustive
-from jaxmmap.solvers.heuristic import Memory, benefit_estimate, heuristic, plan, play_plan
+from jaxmmap.solvers.heuristic import Memory, benefit_estimate, heuristic, plan, play_plan, removal_order
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -138,6 +139,9 @@ def test_best_fit_matches_a_scan_of_the_columns(seed, steps):
         fits = [(n, s) for s, n in runs if n >= width]
         want = -1 if not fits else (min(s for _, s in fits) if lowest else min(fits)[1])
         assert memory.best_fit(span, width, lowest=lowest) == want
+        if span[-1] - span[0] + 1 == span.size:  # (`span_fit`: the same over a step range)
+            assert memory.span_fit(int(span[0]), int(span[-1]), width, lowest=lowest) == want
+    assert memory.span_fit(3, 2, 40) == memory.best_fit(np.arange(0), 40) == 0  # no steps: all free
 
 
 def test_plans_sharing_a_problem_match_a_plan_of_their_own():
@@ -311,3 +315,32 @@ def test_never_pins_under_the_older_rules(seed):
     assert result.solution.ret >= result.info["plan_return"]
     with_pins = heuristic(problem, 10, 0, rules=RULES)
     assert with_pins.solution.ret >= plan(problem, RULES, pins="never").solution.ret - 1e-9
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_removal_order_is_the_per_item_order_to_the_last_bit(seed):
+    """`removal_order` sums each work item's estimates vectorised, as NumPy sums them one item at a
+    time: its order equals that of the per-item loop it replaced, ties included (the local moves
+    ruin these items, so a different tie-break would be a different search). The suite's
+    gpt_small_train has items whose scores differ in the last bit only: a sum in another order
+    (`np.add.reduceat`'s) orders them otherwise."""
+    problem = suite.load("gpt_small_train@tpu_v4i-30") if seed == 0 else generate(
+        seed, num_instructions=120 + 40 * seed, inplace_prob=0.3, latency_tables=seed % 2 == 1)
+    d = discretize(problem, RULES)
+    rng = np.random.default_rng(seed)
+    key = np.where(problem.alias_id >= 0, d.group, -1 - d.tensor)
+    for k in range(20):
+        action = rng.choice([COPY, NOCOPY, DROP], problem.num_buffers, p=[0.3, 0.2, 0.5] if k % 2 else [0.7, 0.2, 0.1])
+        estimate = benefit_estimate(problem, d) * np.exp(0.35 * rng.standard_normal(problem.num_buffers) * (k % 3 > 0))
+        if k % 4 == 0:  # equal estimates within items: many ties
+            estimate = np.round(estimate, 1)
+        placed, scored = action != DROP, []
+        for members in (np.flatnonzero(key == g) for g in np.unique(key)):
+            if placed[members].any():
+                area = float(problem.size[members].max()) * float(
+                    problem.live_end[members].max() - problem.live_start[members].min() + 1)
+                scored.append((float(estimate[members][placed[members]].sum()) / max(area, 1.0), int(members[0]),
+                               members))
+        want = [m for _, _, m in sorted(scored, key=lambda row: row[:2])]
+        got = removal_order(problem, d, estimate, action)
+        assert len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want))

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from jaxmmap import Rules, generate
-from jaxmmap.core.rules import TICK_BUDGET, auto_columns, capacity_loss, discretize, tick_scale
+from jaxmmap.core.problem import COPY, DROP, NOCOPY
+from jaxmmap.core.rules import TICK_BUDGET, auto_columns, capacity_loss, discretize, exact_return, tick_scale
 
 
 @pytest.mark.parametrize("total", [5e-324, 1e-300, 1e-9, 1.0, 12.5, 1e9, 1e300])
@@ -58,3 +59,20 @@ def test_capacity_loss_and_auto_columns():
     c = auto_columns(p, max_loss=0.05)
     assert capacity_loss(p, c)["size_rounding"] <= 0.05 or c == 4096
     assert c == 256 or capacity_loss(p, c // 2)["size_rounding"] > 0.05
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_exact_return_is_the_sum_over_tables_in_their_order(seed):
+    """`exact_return` builds every latency table's mask in one pass; it equals, to the last bit,
+    the benefits of the placed buffers in no table plus each table's gain added in table order."""
+    problem = generate(seed, num_instructions=150, latency_tables=True)
+    d = discretize(problem)
+    assert d.gain.shape[0] > 0
+    rng = np.random.default_rng(seed)
+    for _ in range(10):
+        action = rng.choice([COPY, NOCOPY, DROP], problem.num_buffers)
+        placed = action != DROP
+        want = float(np.sum(problem.benefit[placed & (d.table < 0)]))
+        for j in range(d.gain.shape[0]):
+            want += float(d.gain[j, int(np.sum(np.left_shift(1, d.table_bit[placed & (d.table == j)])))])
+        assert exact_return(problem, action, d) == want

@@ -185,8 +185,10 @@ def exact_return(problem: Problem, action: np.ndarray, d: Discretized | None = N
     d = discretize(problem) if d is None else d
     placed = (action == 0) | (action == 1)
     total = float(np.sum(problem.benefit[placed & (d.table < 0)]))
-    for j in range(d.gain.shape[0]):
-        members = placed & (d.table == j)
-        mask = int(np.sum(np.left_shift(1, d.table_bit[members])))
-        total += float(d.gain[j, mask])
+    # each table's placed buffers as a mask of their (distinct) bits, in one pass over the buffers
+    tabled = placed & (d.table >= 0)
+    mask = np.zeros(d.gain.shape[0], np.int64)
+    np.add.at(mask, d.table[tabled], np.left_shift(1, d.table_bit[tabled]))
+    for gain in d.gain[np.arange(d.gain.shape[0]), mask].tolist():  # (added in table order, as before)
+        total += gain
     return total

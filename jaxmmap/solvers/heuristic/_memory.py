@@ -44,33 +44,49 @@ class Memory:
     def best_fit(self, steps: np.ndarray, width: int, *, lowest: bool = False) -> int:
         """The start of the smallest free run of >= width columns over `steps` (with `lowest`:
         the lowest free offset, the game's rule), or -1."""
+        if steps.size and int(steps[-1]) - int(steps[0]) + 1 == steps.size:
+            return self.span_fit(int(steps[0]), int(steps[-1]), width, lowest=lowest)
         if width == 0:
             return 0
         if width > self.columns:
             return -1
-        # the blocked columns between two blocked sentinels: the changes along it alternate,
-        # blocked to free (a run's start) and free to blocked (its end, exclusive)
+        np.logical_or.reduce(self.occ[steps, :self.columns], axis=0, out=self._line[1:-1])
+        return self._fit(width, lowest)
+
+    def span_fit(self, a: int, b: int, width: int, *, lowest: bool = False) -> int:
+        """`best_fit` over the steps a to b (none where b < a)."""
+        if width == 0:
+            return 0
+        if width > self.columns:
+            return -1
         line, c = self._line, self.columns
-        a, b = (int(steps[0]), int(steps[-1])) if steps.size else (0, -1)
-        if b - a + 1 != steps.size:
-            np.logical_or.reduce(self.occ[steps, :c], axis=0, out=line[1:-1])
+        if b <= a:
+            line[1:-1] = self.occ[a, :c] if b == a else False
         elif b - a + 1 < 3 * BLOCK:
             np.logical_or.reduce(self.occ[a:b + 1, :c], axis=0, out=line[1:-1])
         else:  # the rows before the first whole block, the whole blocks' summaries, the rest
             first, end = -(-a // BLOCK), (b + 1) // BLOCK
             np.logical_or.reduce(self.occ[a:first * BLOCK, :c], axis=0, out=line[1:-1])
-            line[1:-1] |= self.blocks[first:end, :c].any(axis=0)
-            line[1:-1] |= self.occ[end * BLOCK:b + 1, :c].any(axis=0)
-        edges = np.flatnonzero(line[1:] != line[:-1])
+            line[1:-1] |= np.logical_or.reduce(self.blocks[first:end, :c], axis=0)
+            line[1:-1] |= np.logical_or.reduce(self.occ[end * BLOCK:b + 1, :c], axis=0)
+        return self._fit(width, lowest)
+
+    def _fit(self, width: int, lowest: bool) -> int:
+        """`best_fit` on the blocked columns in `_line`, between two blocked sentinels: the
+        changes along it alternate, blocked to free (a run's start) and free to blocked (its end,
+        exclusive). (Methods, not NumPy's functions: a call is a few microseconds, and a plan
+        makes hundreds of thousands.)"""
+        line = self._line
+        edges = (line[1:] != line[:-1]).nonzero()[0]
         starts = edges[0::2]
         runs = edges[1::2] - starts
         if not runs.size:
             return -1
         if lowest:
-            ok = np.flatnonzero(runs >= width)
+            ok = (runs >= width).nonzero()[0]
             return int(starts[ok[0]]) if ok.size else -1
         fitting = np.where(runs >= width, runs, self.columns + 1)
-        j = int(np.argmin(fitting))
+        j = int(fitting.argmin())
         return int(starts[j]) if fitting[j] <= self.columns else -1
 
     def free(self, a: int, b: int, offset: int, width: int) -> bool:

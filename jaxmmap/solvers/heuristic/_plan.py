@@ -99,8 +99,10 @@ class _Planner:
         self.alloc = np.full((n, 2), -1, np.int64)
         self.copy = np.full((n, 2), -1, np.int64)
         self.shared = shared = _SHARED.setdefault(d, {})
-        if "rows" not in shared:
-            shared.update(rows=_table_rows(problem, d), worth={})
+        if "rows" not in shared:  # (and the per-buffer numbers `worth` and `commit` read, as lists)
+            shared.update(rows=_table_rows(problem, d), worth={}, lists=tuple(
+                x.tolist() for x in (d.table, d.table_bit, d.width, d.demand, problem.benefit.astype(float))))
+        self.table, self.table_bit, self.width, self.demand, self.benefit = shared["lists"]
         self.rows = shared["rows"]
         # (table, placed, left, bit) -> worth
         self.worth_seen: dict[tuple[int, int, int, int], float] = shared["worth"]
@@ -145,7 +147,7 @@ class _Planner:
             if not zero and not self.mem.copy_fits(s, t - 1, demand):
                 continue
             if fixed_offset is None:
-                off = self.mem.best_fit(np.arange(s, t + 1), w)
+                off = self.mem.span_fit(s, t, w)
                 if off < 0:
                     continue
             else:
@@ -169,10 +171,10 @@ class _Planner:
     def worth(self, i: int) -> float:
         """What placing buffer i may add, given the plan so far: its marginal gain now, or what
         it adds to the best completion of its latency table."""
-        j = int(self.d.table[i])
+        j = self.table[i]
         if j < 0:
-            return float(self.problem.benefit[i])
-        key = (j, int(self.table_mask[j]), int(self.table_left[j]), 1 << int(self.d.table_bit[i]))
+            return self.benefit[i]
+        key = (j, int(self.table_mask[j]), int(self.table_left[j]), 1 << self.table_bit[i])
         if key not in self.worth_seen:
             row, placed, left, bit = self.rows[j], *key[1:]
             self.worth_seen[key] = max(row[placed | bit] - row[placed], _potential(row, placed, left, bit))
@@ -181,14 +183,14 @@ class _Planner:
     def commit(self, i: int, act: int, off: int, al, cp) -> None:
         self.journal.append(i)
         self.action[i], self.offset[i] = act, off
-        if self.d.table[i] >= 0:
-            self.table_mask[self.d.table[i]] |= 1 << int(self.d.table_bit[i])
+        if self.table[i] >= 0:
+            self.table_mask[self.table[i]] |= 1 << self.table_bit[i]
         if al is not None:
             self.alloc[i] = al
-            self.mem.take(al[0], al[1], off, int(self.d.width[i]))
+            self.mem.take(al[0], al[1], off, self.width[i])
         if cp is not None:
             self.copy[i] = cp
-            self.mem.add_copy(cp[0], cp[1], int(self.d.demand[i]))
+            self.mem.add_copy(cp[0], cp[1], self.demand[i])
 
     def undo(self, mark: int) -> None:
         """Takes back the commits after the first `mark` (their cells were free, their copies
@@ -230,7 +232,7 @@ class _Planner:
         ends = np.append(times[1:], self.live_end[members[0]])
         demand = np.append(self.d.demand[members[1:]], self.d.demand[members[0]])
         gap = self.mem.elapsed[ends + 1] - self.mem.elapsed[times + 1]
-        return bool(np.all((demand == 0) | (gap <= self.max_overlap * demand)))
+        return bool(((demand == 0) | (gap <= self.max_overlap * demand)).all())
 
     def pin(self, members: np.ndarray, off: int) -> None:
         """Pins the (whole) tensors of `members` at `off`: each output's allocation is its live
@@ -245,7 +247,7 @@ class _Planner:
         if that places more than copying it (tried first, then undone), else `copy_tensor`."""
         first = int(members[0])
         if self.is_output[first] and self.can_pin(first, members):
-            off = self.mem.best_fit(np.arange(self.live_start[first], self.live_end[first] + 1), int(self.d.width[first]))
+            off = self.mem.span_fit(int(self.live_start[first]), int(self.live_end[first]), int(self.d.width[first]))
             value = sum(self.worth(int(i)) for i in members)
             if off >= 0 and value > 0:
                 mark = len(self.journal)
@@ -258,13 +260,14 @@ class _Planner:
 
     def copy_tensor(self, members: np.ndarray, decided: np.ndarray | None = None) -> float:
         """Each use of an unaliased tensor keeps, prefetches or leaves independently; returns what
-        the placed uses are worth. Uses already placed are kept as they are (the tensor's
-        allocations continue from them). `decided`: the action wanted per member (placer mode:
-        a Drop is left, the others placed whatever they are worth, their own action first)."""
+        the placed uses are worth (0 with `decided`). Uses placed already are kept as they are.
+        `decided`: the action wanted per member (placer mode: a Drop is left, the others placed
+        whatever they are worth, their own action first)."""
         placed = []  # what each placed use is worth when placed
 
         def place(i: int, act: int, off: int, al, cp) -> None:
-            placed.append(self.worth(i))
+            if decided is None:
+                placed.append(self.worth(i))
             self.commit(i, act, off, al, cp)
 
         last = None  # (start, end, offset) of the tensor's allocation with the latest end
@@ -284,7 +287,7 @@ class _Planner:
                     continue
             if self.is_output[i]:
                 out = self.output_copy(i)
-                off = -1 if out is None else self.mem.best_fit(np.arange(out[0][0], out[0][1] + 1), w)
+                off = -1 if out is None else self.mem.span_fit(out[0][0], out[0][1], w)
                 if out is not None and off >= 0:
                     place(i, COPY, off, out[0], out[1])
                     last = (out[0][0], out[0][1], off)
@@ -362,15 +365,15 @@ class _Planner:
     def place_decided(self, members: np.ndarray) -> None:
         """The placer's first pass: the uses `decisions` places, by its actions where possible."""
         want = self.decisions[members]
-        if not np.any(want != DROP):
+        if not (want != DROP).any():
             return
         first = int(members[0])
         if self.aliased[first]:
-            if np.all(want != DROP):
+            if (want != DROP).all():
                 self.place_group(members)
             return
         if self.is_output[first] and want[0] == NOCOPY and self.can_pin(first, members):
-            off = self.mem.best_fit(np.arange(self.live_start[first], self.live_end[first] + 1), int(self.d.width[first]))
+            off = self.mem.span_fit(int(self.live_start[first]), int(self.live_end[first]), int(self.d.width[first]))
             if off >= 0:
                 self.pin(members, off)
                 return
@@ -402,12 +405,13 @@ class _Planner:
                 if kind == "decided":
                     self.place_decided(members)
                     continue
-                if kind == "plan" and np.any(action[members] != DROP):
-                    continue  # pinned first
+                dropped = action[members] == DROP
+                if not dropped.any() or (kind == "plan" and not dropped.all()):
+                    continue  # every use placed already (by the decisions, or pinned first)
                 if self.aliased[members[0]]:
-                    if np.all(action[members] == DROP) and sum(self.worth(int(i)) for i in members) > 0:
+                    if dropped.all() and sum(self.worth(int(i)) for i in members) > 0:
                         self.place_group(members)
-                elif kind == "grow" and np.any(action[members] != DROP):
+                elif kind == "grow" and not dropped.all():
                     self.copy_tensor(members)  # the uses still in slow memory, continuing the placed ones
                 else:
                     self.place_tensor(members)
