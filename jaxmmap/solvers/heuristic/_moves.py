@@ -29,13 +29,12 @@ time only through how many moves fit the deadline.
 from __future__ import annotations
 
 import time
-import weakref
 
 import numpy as np
 
 from jaxmmap.core.problem import DROP, Problem, Solution
 from jaxmmap.core.rules import Discretized, Rules
-from jaxmmap.solvers.heuristic._plan import plan
+from jaxmmap.solvers.heuristic._plan import _SHARED, plan, work_item_groups
 
 __all__ = ["FRACTIONS", "MOVES", "NOISE", "improve", "removal_order"]
 
@@ -75,25 +74,20 @@ def removal_order(problem: Problem, d: Discretized, estimate: np.ndarray,
     return [members[j] for j in order.tolist()]
 
 
-#: Per discretized problem, its work items for `removal_order` (they do not depend on the
-#: solution; a move's order was a tenth of its time at 4,195 buffers when grouped again each
-#: move).
-_ITEMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def _items(problem: Problem, d: Discretized):
-    """(members per work item in key order, their concatenation, where each item starts in it,
-    area float64[G] (max size x life, at least 1), first buffer int64[G])."""
-    if d not in _ITEMS:
-        key = np.where(problem.alias_id >= 0, d.group, -1 - d.tensor)
-        order = np.argsort(key, kind="stable")
-        items = np.split(order, np.flatnonzero(np.diff(key[order])) + 1) if key.size else []
+    """(`work_item_groups`' members per item, their concatenation, where each item starts in it,
+    area float64[G] (max size x life, at least 1), first buffer int64[G]), once per discretized
+    problem (`_plan._SHARED`: grouped again each move, they were a tenth of a move at 4,195
+    buffers)."""
+    shared = _SHARED.setdefault(d, {})
+    if "removal" not in shared:
+        order, items = work_item_groups(problem, d)
         cuts = np.cumsum([0] + [len(m) for m in items[:-1]]).astype(np.int64)
         area = np.array([max(float(problem.size[m].max()) * float(problem.live_end[m].max()
                                                                    - problem.live_start[m].min() + 1), 1.0)
                          for m in items])
-        _ITEMS[d] = (items, order, cuts, area, np.array([int(m[0]) for m in items], np.int64))
-    return _ITEMS[d]
+        shared["removal"] = (items, order, cuts, area, np.array([int(m[0]) for m in items], np.int64))
+    return shared["removal"]
 
 
 def _ruin(move: int, items: list[np.ndarray], problem: Problem,

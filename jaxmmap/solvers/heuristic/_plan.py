@@ -24,11 +24,10 @@ MAX_OVERLAP = 10.0
 MAX_START_TRIES = 64  # prefetch starts tried per use, nearest the preferred overlap first
 PIN_MODES = ("never", "compare", "first", "first-kept", "only")
 
-#: What the plans of one discretized problem share, as they depend on nothing a plan changes (the
-#: placer's local moves make hundreds of plans of one problem; at 6,286 buffers these were a third
-#: of a plan's time): per overlaps, each input buffer's prefetch starts (`prefetch_starts`); the
-#: latency tables' rows and the worths seen (`worth`); the work items in order, with the
-#: estimate they were ordered by. Dropped with the `Discretized`.
+#: What the plans (and local moves) of one discretized problem share, as it depends on nothing a
+#: plan changes (at 6,286 buffers a third of a plan's time): per overlaps, each input's prefetch
+#: starts; the latency tables' rows, worths seen, per-buffer numbers as lists (`worth`, `commit`);
+#: the work items in order, with their estimate; `removal_order`'s items. Dropped with `d`.
 _SHARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -81,8 +80,7 @@ def benefit_estimate(problem: Problem, d: Discretized) -> np.ndarray:
 
 
 class _Planner:
-    """The state of one plan (the arrays of the Solution being built, the memory, what each
-    latency table has) and the moves that change it; `plan` drives it over the work items."""
+    """One plan's state (the Solution's arrays, the memory, the latency tables' masks) and its moves."""
 
     def __init__(self, problem: Problem, d: Discretized, est: np.ndarray, *, pins: str,
                  preferred_overlap: float, min_overlap: float, max_overlap: float,
@@ -99,13 +97,12 @@ class _Planner:
         self.alloc = np.full((n, 2), -1, np.int64)
         self.copy = np.full((n, 2), -1, np.int64)
         self.shared = shared = _SHARED.setdefault(d, {})
-        if "rows" not in shared:  # (and the per-buffer numbers `worth` and `commit` read, as lists)
+        if "rows" not in shared:
             shared.update(rows=_table_rows(problem, d), worth={}, lists=tuple(
                 x.tolist() for x in (d.table, d.table_bit, d.width, d.demand, problem.benefit.astype(float))))
         self.table, self.table_bit, self.width, self.demand, self.benefit = shared["lists"]
         self.rows = shared["rows"]
-        # (table, placed, left, bit) -> worth
-        self.worth_seen: dict[tuple[int, int, int, int], float] = shared["worth"]
+        self.worth_seen: dict[tuple[int, int, int, int], float] = shared["worth"]  # (table, placed, left, bit)
         self.starts = shared.setdefault((preferred_overlap, min_overlap, max_overlap), {})
         self.table_mask = np.zeros(d.gain.shape[0], np.int64)  # placed buffers per latency table
         self.table_left = np.zeros(d.gain.shape[0], np.int64)  # buffers decided to stay slow
@@ -120,7 +117,7 @@ class _Planner:
         return self.starts[i]
 
     def _prefetch_starts(self, i: int) -> list[int]:
-        t, demand = int(self.target[i]), int(self.d.demand[i])
+        t, demand = int(self.target[i]), self.demand[i]
         lo = int(self.d.copy_from[i])
         if t - 1 < lo:
             return []
@@ -138,7 +135,7 @@ class _Planner:
 
     def input_copy(self, i: int, fixed_offset: int | None):
         """(alloc, copy interval, offset) of a prefetch for input buffer i, or None."""
-        t, demand, w = int(self.target[i]), int(self.d.demand[i]), int(self.d.width[i])
+        t, demand, w = int(self.target[i]), self.demand[i], self.width[i]
         if demand == 0:
             starts, zero = [t], True
         else:
@@ -158,7 +155,7 @@ class _Planner:
     def output_copy(self, i: int):
         """(alloc, copy interval) of an output buffer written at its target and copied out (evicted)
         as early as the engine allows, or None."""
-        t, demand = int(self.target[i]), int(self.d.demand[i])
+        t, demand = int(self.target[i]), self.demand[i]
         if demand == 0:
             return (t, t), None
         for e in range(t + 1, min(self.T - 1, int(self.live_end[i])) + 1):
@@ -197,19 +194,19 @@ class _Planner:
         the latest)."""
         while len(self.journal) > mark:
             i = self.journal.pop()
-            if self.d.table[i] >= 0:
-                self.table_mask[self.d.table[i]] &= ~(1 << int(self.d.table_bit[i]))
+            if self.table[i] >= 0:
+                self.table_mask[self.table[i]] &= ~(1 << self.table_bit[i])
             if self.alloc[i, 0] >= 0:
-                self.mem.release(int(self.alloc[i, 0]), int(self.alloc[i, 1]), int(self.offset[i]), int(self.d.width[i]))
+                self.mem.release(int(self.alloc[i, 0]), int(self.alloc[i, 1]), int(self.offset[i]), self.width[i])
             if self.copy[i, 0] >= 0:
-                self.mem.remove_copy(int(self.copy[i, 0]), int(self.copy[i, 1]), int(self.d.demand[i]))
+                self.mem.remove_copy(int(self.copy[i, 0]), int(self.copy[i, 1]), self.demand[i])
             self.action[i], self.offset[i], self.alloc[i], self.copy[i] = DROP, -1, -1, -1
 
     def keep_gap(self, i: int, last, *, far_ok: bool = False) -> tuple[int, int] | None:
         """The allocation that keeps buffer i's tensor from `last` (start, end, ...) to its use:
         (-1, -1) if the tensor is still there, None if it cannot be kept or, unless `far_ok`,
         if the gap is longer than `max_overlap` copies (XLA evicts then and prefetches again)."""
-        t, demand = int(self.target[i]), int(self.d.demand[i])
+        t, demand = int(self.target[i]), self.demand[i]
         if last is None or last[0] > t:
             return None
         if last[1] >= t:
@@ -247,7 +244,7 @@ class _Planner:
         if that places more than copying it (tried first, then undone), else `copy_tensor`."""
         first = int(members[0])
         if self.is_output[first] and self.can_pin(first, members):
-            off = self.mem.span_fit(int(self.live_start[first]), int(self.live_end[first]), int(self.d.width[first]))
+            off = self.mem.span_fit(int(self.live_start[first]), int(self.live_end[first]), self.width[first])
             value = sum(self.worth(int(i)) for i in members)
             if off >= 0 and value > 0:
                 mark = len(self.journal)
@@ -272,7 +269,7 @@ class _Planner:
 
         last = None  # (start, end, offset) of the tensor's allocation with the latest end
         for n_, i in enumerate(members):
-            i, t, w = int(i), int(self.target[i]), int(self.d.width[i])
+            i, t, w = int(i), int(self.target[i]), self.width[i]
             if self.action[i] != DROP:  # placed before (the placer's first pass)
                 if self.alloc[i, 0] >= 0 and (last is None or self.alloc[i, 1] >= last[1]):
                     last = (int(self.alloc[i, 0]), int(self.alloc[i, 1]), int(self.offset[i]))
@@ -347,7 +344,7 @@ class _Planner:
                             break
                         choice = (i, NOCOPY, None if gap == (-1, -1) else gap, None)
             if choice[3] is not None:  # reserve the copy so that later members see it
-                self.mem.add_copy(choice[3][0], choice[3][1], int(self.d.demand[i]))
+                self.mem.add_copy(choice[3][0], choice[3][1], self.demand[i])
             decided.append(choice)
             if choice[2] is not None and (k not in last or choice[2][1] >= last[k][1]):
                 last[k] = (choice[2][0] if choice[1] == COPY or k not in last else last[k][0], choice[2][1])
@@ -356,7 +353,7 @@ class _Planner:
             return
         steps = np.unique(np.concatenate([np.arange(a[0], a[1] + 1) for _, _, a, _ in decided
                                           if a is not None] or [np.zeros(0, np.int64)]))
-        off = self.mem.best_fit(steps, int(self.d.width[members[0]]))
+        off = self.mem.best_fit(steps, self.width[members[0]])
         if off < 0:
             return
         for i, act, al, cp in decided:
@@ -373,7 +370,7 @@ class _Planner:
                 self.place_group(members)
             return
         if self.is_output[first] and want[0] == NOCOPY and self.can_pin(first, members):
-            off = self.mem.span_fit(int(self.live_start[first]), int(self.live_end[first]), int(self.d.width[first]))
+            off = self.mem.span_fit(int(self.live_start[first]), int(self.live_end[first]), self.width[first])
             if off >= 0:
                 self.pin(members, off)
                 return
@@ -416,20 +413,23 @@ class _Planner:
                 else:
                     self.place_tensor(members)
                 for i in members[(action[members] == DROP) & (d.table[members] >= 0)]:
-                    self.table_left[d.table[i]] |= 1 << int(d.table_bit[i])
+                    self.table_left[self.table[i]] |= 1 << self.table_bit[i]
         return False
 
 
+def work_item_groups(problem: Problem, d: Discretized) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The work items, alias groups whole and unaliased tensors whole, in key order: (the buffers
+    sorted by item, each item's members). One stable sort groups them (buffer order kept in
+    each): linear-log, where a scan per key was quadratic (minutes at 3 million buffers)."""
+    key = np.where(problem.alias_id >= 0, d.group, -1 - d.tensor)
+    order = np.argsort(key, kind="stable")
+    return order, (np.split(order, np.flatnonzero(np.diff(key[order])) + 1) if key.size else [])
+
+
 def _work_items(problem: Problem, d: Discretized, est: np.ndarray) -> list[np.ndarray]:
-    """Alias groups whole, unaliased tensors whole (their uses decided one by one), by
-    estimated benefit per square root of size, then size, then length, then first buffer."""
-    aliased = problem.alias_id >= 0
-    key = np.where(aliased, d.group, -1 - d.tensor)
-    # One stable sort groups them (buffer order kept in each): linear-log, where a scan per key
-    # was quadratic (a 3-million-buffer file took minutes before the first plan).
-    by_key = np.argsort(key, kind="stable")
-    cuts = np.flatnonzero(np.diff(key[by_key])) + 1
-    items = np.split(by_key, cuts) if key.size else []
+    """`work_item_groups`, their uses decided one by one, by estimated benefit per square root of
+    size, then size, then length, then first buffer."""
+    items = work_item_groups(problem, d)[1]
     size = problem.size.astype(np.float64)
     live_start, live_end = problem.live_start, problem.live_end
 
