@@ -8,11 +8,15 @@ better, equal and worse, and the mean and geometric mean of the ratios.
 With `--large`, the large programs instead, where the selection seeds (at most 3,500 buffers) do
 not reach: the training split's programs above 5,000 buffers (never trained on) and generated
 seeds 200-203 (2,000 to 8,000 instructions, 6,011 to 24,034 buffers; neither trained on, nor
-selection, nor held out). The shipped network's seed was chosen on both sets (docs/agent.md).
+selection, nor held out). With `--pressure`, generated programs under high memory pressure
+instead (seeds 300-309, `PRESSURE`: memory fractions 0.1 to 0.2, pressures 5 to 10, 896 to 7,511
+buffers), where the selection seeds (pressure 3.3 at most; the training split's programs reach 22)
+do not reach either. The shipped network was chosen on the three sets (docs/agent.md).
 
     python benchmarks/generalist_correction.py --shares 0.25 0.5 0.75 1.0
     python benchmarks/generalist_correction.py --params WORKDIR/params.msgpack   # a candidate
     python benchmarks/generalist_correction.py --large --shares 0.5 --params WORKDIR/params.msgpack
+    python benchmarks/generalist_correction.py --pressure --shares 0.5 --params WORKDIR/params.msgpack
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from jaxmmap.env.instance import make_instance  # noqa: E402
 
 GENERATED = generalist_config.get_config().selection  # (seed, instructions): the selection programs
 LARGE = ((200, 2000), (201, 3000), (202, 5000), (203, 8000))  # (seed, instructions): `--large`'s generated
+# (seed, instructions, memory fraction, latency tables): `--pressure`'s generated programs
+PRESSURE = tuple((300 + k, (300, 600, 1000, 1500, 2500)[k % 5], (0.1, 0.15, 0.2)[k % 3], k % 2 == 0) for k in range(10))
 
 
 def main():
@@ -46,6 +52,8 @@ def main():
                         help="only the generated seeds 100-109 (not the suite's training split)")
     parser.add_argument("--large", action="store_true",
                         help="the training split above 5,000 buffers and generated seeds 200-203 instead")
+    parser.add_argument("--pressure", action="store_true",
+                        help="generated seeds 300-309 under high memory pressure instead (PRESSURE)")
     args = parser.parse_args()
     params, config, _ = generalist.load()
     if args.params:
@@ -53,9 +61,14 @@ def main():
             params = generalist.params_from(f.read())
     sizes = {r["name"]: r["buffers"] for r in suite.info()}
     large = args.large
-    problems = [] if args.generated_only else [suite.load(n) for n in suite.names("train") if (sizes[n] > 5000) == large]
-    problems += [generate(seed, num_instructions=i) for seed, i in (LARGE if large else GENERATED)]
+    if args.pressure:
+        problems = [generate(seed, num_instructions=i, memory_fraction=f, latency_tables=t) for seed, i, f, t in PRESSURE]
+    else:
+        problems = [] if args.generated_only else [suite.load(n) for n in suite.names("train")
+                                                   if (sizes[n] > 5000) == large]
+        problems += [generate(seed, num_instructions=i) for seed, i in (LARGE if large else GENERATED)]
     print("share of the correction: the network's own game over the greedy policy's" + (
+        ", generated seeds 300-309 under high memory pressure" if args.pressure else
         ", training split above 5,000 buffers and generated seeds 200-203" if large else
         ", selection seeds 100-109" if args.generated_only else ", training split and selection seeds 100-109"))
     ratios = {a: [] for a in args.shares}
