@@ -185,10 +185,13 @@ def _joined(data: list[dict]) -> dict:
     return {k: np.concatenate([d[k] for d in data]) for k in ROW_KEYS}
 
 
-def _kept(path: str, need: tuple, gather) -> dict:
+def _kept(path: str, need: tuple, gather, made_from: str) -> dict:
     """A program's rows kept in a file (WORKDIR/rows/*.npz): the arrays `need` of `path`, with its
     "about" and "better" where it has them; else `gather()`'s rows, written there atomically
-    first. A file cut short, or without an array now needed, is gathered again."""
+    first. A file cut short, without an array now needed, or made from something else than
+    `made_from` (a digest of the program, its rules and, for a round, the network: a config
+    changed between two runs in one folder makes other programs under the same names) is
+    gathered again."""
     import jax
     import numpy as np
 
@@ -197,10 +200,12 @@ def _kept(path: str, need: tuple, gather) -> dict:
     extra = ("about", "better")
     try:
         with np.load(path) as f:
-            return {k: f[k] for k in (*need, *(k for k in extra if k in f))}
+            if "made_from" in f and str(f["made_from"]) == made_from:
+                return {k: f[k] for k in (*need, *(k for k in extra if k in f))}
+            print(f"{path} was made from another program, rules or network: gathered again")
     except (OSError, ValueError, KeyError):  # not gathered yet, or cut short: again
         pass
-    rows = gather()
+    rows = {**gather(), "made_from": made_from}
     # every program compiles its own games, and each compiled game holds memory maps: 38 of them
     # ran the process out (vm.max_map_count, 65,530) at the last program
     jax.clear_caches()
@@ -233,8 +238,15 @@ def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
             about.update(teacher=source, teacher_return=ret, rows=int(len(rows["action"])))
         return {**rows, "about": json.dumps(about)}
 
-    rows = _kept(os.path.join(workdir, "rows", slug(name) + suffix + ".npz"), need, gather)
+    rows = _kept(os.path.join(workdir, "rows", slug(name) + suffix + ".npz"), need, gather, _program_digest(problem, rules))
     return {k: rows[k] for k in need}, json.loads(str(rows["about"]))
+
+
+def _program_digest(problem, rules) -> str:
+    """A digest of a training program and its rules (`_kept`)."""
+    from jaxmmap.agent import generalist
+
+    return generalist.digest(json.dumps(problem.to_json(), sort_keys=True) + repr(rules))
 
 
 def _round(config, r: int) -> str:
@@ -256,7 +268,13 @@ def _own_rows(config, workdir: str, r: int, params, net, name: str, problem, rul
                                              params=params, config=net)
         return generalist.own_rows(params, problem, rules, actions, net)
 
-    return _kept(os.path.join(workdir, "rows", f"{slug(name)}.{_round(config, r)}.npz"), ROW_KEYS, gather)
+    import jax
+
+    leaves = jax.tree_util.tree_leaves_with_path(params)
+    network = generalist.digest(repr(net), {jax.tree_util.keystr(k): v for k, v in leaves})
+    made_from = generalist.digest(f"{_program_digest(problem, rules)} {network} {config.round_labels} "
+                                  f"{config.lookahead_points}", {} if actions is None else {"teacher": actions})
+    return _kept(os.path.join(workdir, "rows", f"{slug(name)}.{_round(config, r)}.npz"), ROW_KEYS, gather, made_from)
 
 
 def _pretrain(config, workdir):

@@ -8,7 +8,8 @@ memory pressure, latency tables, in-place share and NoCopy rule cycle through th
 and the suite's training split up to `suite_max_buffers` buffers (`suite.names("train")`; the
 held-out split is never read). Running the same command again resumes: the teacher's rows of
 every program already gathered are kept in WORKDIR/rows/, the training state in
-WORKDIR/state.msgpack. With `ship`, the parameters and this config go into the package
+WORKDIR/state.msgpack (each with a digest of what made it: with a changed config, what changed is
+made again). With `ship`, the parameters and this config go into the package
 (`jaxmmap/data/generalist/`), where `jaxmmap solve P --solver generalist` finds them.
 """
 

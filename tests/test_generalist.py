@@ -58,6 +58,21 @@ def test_pretraining_gathers_rows_trains_resumes_and_survives_a_corrupt_checkpoi
     assert sorted(os.listdir(tmp_path / "run" / "rows")) == ["generated-0.npz", "generated-1.npz"]
 
 
+def test_a_changed_config_run_again_in_its_folder_gathers_and_trains_again(tmp_path, capsys):
+    """Rows and checkpoints are kept by program name; another memory pressure makes other
+    programs under the same names, so a run of the changed config in the old folder gathers
+    their rows and trains again, and ends where the same config ends in an empty folder."""
+    old, new = _small_config(10), _small_config(10)
+    new.memory_fractions = (0.5,)  # (the old mix gives programs 0 and 1 fractions 0.1 and 0.15)
+    train._pretrain(old, str(tmp_path / "run"))
+    capsys.readouterr()
+    train._pretrain(new, str(tmp_path / "run"))
+    out = capsys.readouterr().out
+    assert out.count("made from another program") == 2 and "the training starts over" in out
+    train._pretrain(new, str(tmp_path / "fresh"))
+    assert (tmp_path / "run" / "params.msgpack").read_bytes() == (tmp_path / "fresh" / "params.msgpack").read_bytes()
+
+
 def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_path, capsys):
     """Imitation, then the search in the parameters (`generalist.improve`): its generations run,
     the kept parameters are never worse than the imitation's on the selection programs, a second

@@ -304,6 +304,17 @@ def train_step(params, opt_state, key, data, *, config: GeneralistConfig):
     return optax.apply_updates(params, updates), opt_state, value, accuracy
 
 
+def digest(text: str, arrays: dict[str, np.ndarray] | None = None) -> str:
+    """A short hex digest of `text` and the named arrays (their dtypes, shapes and bytes): what a
+    checkpoint or a file of rows was made from, to tell it from another run's."""
+    h = hashlib.sha256(text.encode())
+    for k in sorted(arrays or {}):
+        a = np.ascontiguousarray(arrays[k])
+        h.update(f"{k}:{a.dtype}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:16]
+
+
 def _restored(path: str | None, state: dict, what: str, log) -> dict:
     """`state` as checkpointed at `path`, or `state` itself where there is none, or where it is cut
     short or not ours (then with a warning: `what` starts over)."""
@@ -321,19 +332,25 @@ def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str |
         log=print) -> dict:
     """Trains the network on `data` (the rows of every training program, concatenated) for
     `config.steps` steps in all, resuming from `workdir`'s checkpoint; returns the parameters
-    and their loss and accuracy over all of `data`."""
+    and their loss and accuracy over all of `data`. A checkpoint of other rows or another
+    config (a changed config run again in the same folder) is not resumed: the training starts
+    over, and says so."""
     params = init_params(config)
     opt_state = _optimizer(config).init(params)
-    state = {"params": params, "opt_state": opt_state, "step": 0}
+    origin = digest(repr(dataclasses.replace(config, steps=0, checkpoint_every=0)), data)  # (more steps: resume)
+    fresh = {"params": params, "opt_state": opt_state, "step": 0, "origin": origin}
     path = None if workdir is None else os.path.join(workdir, "state.msgpack")
-    state = _restored(path, state, "training", log)
+    state = _restored(path, fresh, "training", log)
+    if state["origin"] != origin:
+        log(f"the rows or the config differ from those of the checkpoint {path}: the training starts over")
+        state = fresh
     data = jax.tree.map(jnp.asarray, data)
     key = jax.random.key(config.seed + 1)
     while int(state["step"]) < config.steps:
         step = int(state["step"])
         params, opt_state, value, accuracy = train_step(
             state["params"], state["opt_state"], jax.random.fold_in(key, step), data, config=config)
-        state = {"params": params, "opt_state": opt_state, "step": step + 1}
+        state = {"params": params, "opt_state": opt_state, "step": step + 1, "origin": origin}
         if path is not None and ((step + 1) % config.checkpoint_every == 0 or step + 1 == config.steps):
             with atomic(path, "wb") as f:
                 f.write(serialization.to_bytes(state))
