@@ -48,12 +48,13 @@ def main():
     parser.add_argument("--shares", type=float, nargs="+", default=[0.25, 0.5, 0.75, 1.0])
     parser.add_argument("--params", help="a candidate's parameters (params.msgpack of a training run's workdir)"
                         " instead of the shipped ones, with the shipped network config")
-    parser.add_argument("--generated-only", action="store_true",
-                        help="only the generated seeds 100-109 (not the suite's training split)")
-    parser.add_argument("--large", action="store_true",
-                        help="the training split above 5,000 buffers and generated seeds 200-203 instead")
-    parser.add_argument("--pressure", action="store_true",
-                        help="generated seeds 300-309 under high memory pressure instead (PRESSURE)")
+    which = parser.add_mutually_exclusive_group()  # (the program sets: one a run)
+    which.add_argument("--generated-only", action="store_true",
+                       help="only the generated seeds 100-109 (not the suite's training split)")
+    which.add_argument("--large", action="store_true",
+                       help="the training split above 5,000 buffers and generated seeds 200-203 instead")
+    which.add_argument("--pressure", action="store_true",
+                       help="generated seeds 300-309 under high memory pressure instead (PRESSURE)")
     args = parser.parse_args()
     params, config, _ = generalist.load()
     if args.params:

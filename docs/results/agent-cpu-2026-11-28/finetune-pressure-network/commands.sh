@@ -1,7 +1,7 @@
 #!/bin/bash
 # issue 28: fine-tuning with the network shipped in the twenty-third session (trained across memory pressures, seed 0),
 # muzero fresh against --option muzero.pretrained=true, one core each at the same time, persistent cache off
-# (2026-11-28). Run from this folder: bash commands.sh [budgets...] (default 60)
+# (2026-11-28; 60 s at commit 5d55142, 300 s at 65bb12a, the same code). Run from this folder: bash commands.sh [budgets...] (default 60)
 export JAXMMAP_COMPILATION_CACHE=off
 python -m jaxmmap generate --seed 1001 --instructions 300 -o gen-1001.json.gz
 python -m jaxmmap generate --seed 1002 --instructions 1000 -o gen-1002.json.gz

@@ -15,7 +15,8 @@ done
 # (pressure_seed{0,1,2,3}.txt and pressure_shipped-before.txt were written by the same games through
 #  `python benchmarks/generalist_games.py --instances gen-300..309 --no-bound --params P`, the files of
 #  `jaxmmap generate --seed 300+k --instructions (300,600,1000,1500,2500)[k%5] --memory-fraction (0.1,0.15,0.2)[k%3]
-#  [--latency-tables if k even]`: the "ratio" column; checked equal to --pressure's on the network shipped before)
+#  [--latency-tables if k even]`: the "ratio" column; for the network shipped before both ways gave the same ten ratios,
+#  pressure_shipped-before.txt and pressure_shipped-before-correction.txt)
 python score.py.txt   # the table of docs/agent.md: geometric means over the selection seeds, large, pressure, all 27
 taskset -c 0 python train.py --config configs/generalist.py --config.ship=True --workdir W0
 python benchmarks/generalist_games.py > generalist_games_heldout.txt   # held out, once, after the choice (both cores)
