@@ -27,7 +27,7 @@ from ml_collections import config_flags
 
 from jaxmmap import Rules
 from jaxmmap.agent.loop import agent_config, check_workdir, keep_best
-from jaxmmap.core.files import UserError, finite, owned, write_json
+from jaxmmap.core.files import UserError, digest, finite, owned, write_json
 from jaxmmap.core.io import columns_for, open_problem, summarize
 from jaxmmap.core.simulator import latency
 from jaxmmap.env.compilation_cache import compilation_cache
@@ -244,9 +244,7 @@ def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
 
 def _program_digest(problem, rules) -> str:
     """A digest of a training program and its rules (`_kept`)."""
-    from jaxmmap.agent import generalist
-
-    return generalist.digest(json.dumps(problem.to_json(), sort_keys=True) + repr(rules))
+    return digest(json.dumps(problem.to_json(), sort_keys=True) + repr(rules))
 
 
 def _round(config, r: int) -> str:
@@ -271,8 +269,8 @@ def _own_rows(config, workdir: str, r: int, params, net, name: str, problem, rul
     import jax
 
     leaves = jax.tree_util.tree_leaves_with_path(params)
-    network = generalist.digest(repr(net), {jax.tree_util.keystr(k): v for k, v in leaves})
-    made_from = generalist.digest(f"{_program_digest(problem, rules)} {network} {config.round_labels} "
+    network = digest(repr(net), {jax.tree_util.keystr(k): v for k, v in leaves})
+    made_from = digest(f"{_program_digest(problem, rules)} {network} {config.round_labels} "
                                   f"{config.lookahead_points}", {} if actions is None else {"teacher": actions})
     return _kept(os.path.join(workdir, "rows", f"{slug(name)}.{_round(config, r)}.npz"), ROW_KEYS, gather, made_from)
 

@@ -55,7 +55,7 @@ from flax import serialization
 
 from jaxmmap.agent import selfplay
 from jaxmmap.agent.networks import PolicyValueNet
-from jaxmmap.core.files import atomic, write_json
+from jaxmmap.core.files import atomic, digest, write_json
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import game
@@ -304,17 +304,6 @@ def train_step(params, opt_state, key, data, *, config: GeneralistConfig):
     return optax.apply_updates(params, updates), opt_state, value, accuracy
 
 
-def digest(text: str, arrays: dict[str, np.ndarray] | None = None) -> str:
-    """A short hex digest of `text` and the named arrays (their dtypes, shapes and bytes): what a
-    checkpoint or a file of rows was made from, to tell it from another run's."""
-    h = hashlib.sha256(text.encode())
-    for k in sorted(arrays or {}):
-        a = np.ascontiguousarray(arrays[k])
-        h.update(f"{k}:{a.dtype}:{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()[:16]
-
-
 def _restored(path: str | None, state: dict, what: str, log) -> dict:
     """`state` as checkpointed at `path`, or `state` itself where there is none, or where it is cut
     short or not ours (then with a warning: `what` starts over)."""
@@ -332,13 +321,11 @@ def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str |
         log=print) -> dict:
     """Trains the network on `data` (the rows of every training program, concatenated) for
     `config.steps` steps in all, resuming from `workdir`'s checkpoint; returns the parameters
-    and their loss and accuracy over all of `data`. A checkpoint of other rows or another
-    config (a changed config run again in the same folder) is not resumed: the training starts
-    over, and says so."""
+    and their loss and accuracy over all of `data`. A checkpoint of other rows or another config
+    (a changed config run again in its folder) is not resumed: the training starts over, saying so."""
     params = init_params(config)
-    opt_state = _optimizer(config).init(params)
     origin = digest(repr(dataclasses.replace(config, steps=0, checkpoint_every=0)), data)  # (more steps: resume)
-    fresh = {"params": params, "opt_state": opt_state, "step": 0, "origin": origin}
+    fresh = {"params": params, "opt_state": _optimizer(config).init(params), "step": 0, "origin": origin}
     path = None if workdir is None else os.path.join(workdir, "state.msgpack")
     state = _restored(path, fresh, "training", log)
     if state["origin"] != origin:
@@ -396,8 +383,7 @@ def with_correction(params, share: float):
 
 
 def untrained(params):
-    """The same network with its correction's last layer at zero: its games are the greedy
-    policy's."""
+    """The same network with its correction's last layer at zero: its games are greedy's."""
     return with_correction(params, 0.0)
 
 

@@ -19,6 +19,8 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 
 class UserError(ValueError):
     """A mistake of the user's (a bad file, argument or folder); the command line prints it as
@@ -301,3 +303,14 @@ def printable(text: str) -> str:
 def md(text: str) -> str:
     """`text` for a markdown table cell or heading: printable, with `|` escaped."""
     return printable(text).replace("|", "\\|")
+
+
+def digest(text: str, arrays: dict[str, np.ndarray] | None = None) -> str:
+    """A short hex digest of `text` and the named arrays (their dtypes, shapes and bytes): what a
+    checkpoint or a file of rows was made from, to tell it from another run's."""
+    h = hashlib.sha256(text.encode())
+    for k in sorted(arrays or {}):
+        a = np.ascontiguousarray(arrays[k])
+        h.update(f"{k}:{a.dtype}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:16]
