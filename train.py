@@ -247,12 +247,20 @@ def _program_digest(problem, rules) -> str:
     return digest(json.dumps(problem.to_json(), sort_keys=True) + repr(rules))
 
 
+def _network_digest(params, net) -> str:
+    """A digest of a network's config and parameters (a round's rows, `_kept`)."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves_with_path(params)
+    return digest(repr(net), {jax.tree_util.keystr(k): v for k, v in leaves})
+
+
 def _round(config, r: int) -> str:
     """Round r's name, of its rows' files and its training folder: own-R, or improve-R-POINTS."""
     return f"improve-{r}-{config.lookahead_points}" if config.round_labels == "lookahead" else f"own-{r}"
 
 
-def _own_rows(config, workdir: str, r: int, params, net, name: str, problem, rules, actions):
+def _own_rows(config, workdir: str, r: int, params, net, network: str, name: str, problem, rules, actions):
     """Round r's rows of one training program, kept in WORKDIR/rows/ like the teacher's: the
     states of the network's own game labelled by the teacher's `actions` (`generalist.own_rows`),
     or with `round_labels="lookahead"` by one step of policy improvement over the network's game
@@ -266,12 +274,8 @@ def _own_rows(config, workdir: str, r: int, params, net, name: str, problem, rul
                                              params=params, config=net)
         return generalist.own_rows(params, problem, rules, actions, net)
 
-    import jax
-
-    leaves = jax.tree_util.tree_leaves_with_path(params)
-    network = digest(repr(net), {jax.tree_util.keystr(k): v for k, v in leaves})
     made_from = digest(f"{_program_digest(problem, rules)} {network} {config.round_labels} "
-                                  f"{config.lookahead_points}", {} if actions is None else {"teacher": actions})
+                       f"{config.lookahead_points}", {} if actions is None else {"teacher": actions})
     return _kept(os.path.join(workdir, "rows", f"{slug(name)}.{_round(config, r)}.npz"), ROW_KEYS, gather, made_from)
 
 
@@ -317,7 +321,8 @@ def _pretrain(config, workdir):
         summary = {"config": config.to_dict(), "network": dataclasses.asdict(net), "programs": made,
                    "decisions": int(len(joined["action"])), "loss": result["loss"], "accuracy": result["accuracy"]}
         for r in range(1, config.rounds + 1):  # the network's own states, labelled again (config.round_labels)
-            own = [_own_rows(config, workdir, r, result["params"], net, *program, actions)
+            network = _network_digest(result["params"], net)  # (what a round's rows were made from)
+            own = [_own_rows(config, workdir, r, result["params"], net, network, *program, actions)
                    for program, actions in zip(tqdm(programs, desc=f"round {r}: own games", unit="program"), teachers)]
             # (the lookahead's labels that leave the network's own move; DAgger's have no such count)
             better = sum(int(d["better"].sum()) for d in own) if all("better" in d for d in own) else None

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import importlib.resources
 import json
 import os
@@ -430,17 +429,17 @@ def improve(params, draw, selection: list[Instance], config: GeneralistConfig, *
         return float(np.mean(ratios(stacked, selection)[:, 0]))
 
     key = jax.random.key(config.seed + 2)
-    how = repr((config.search, config.population, config.sigma, config.es_learning_rate, config.seed)).encode()
-    origin = hashlib.sha256(how + b"".join(np.asarray(x, np.float32).tobytes() for x in jax.tree.leaves(params)))
+    how = repr((config.search, config.population, config.sigma, config.es_learning_rate, config.seed))
+    origin = digest(how, {str(i): np.asarray(x, np.float32) for i, x in enumerate(jax.tree.leaves(params))})
     fresh = {"es": strategy.init(key, part, hyper), "generation": 0, "best": params, "score": 0.0, "start": 0.0,
              "origin": ""}  # (origin: the parameters it started from and the search's settings)
     path = None if workdir is None else os.path.join(workdir, "improve.msgpack")
     state = _restored(path, fresh, "the improvement", log)
-    if state["origin"] != origin.hexdigest():
+    if state["origin"] != origin:
         if state is not fresh:
             log("the imitation's parameters or the search's settings changed: the improvement starts over")
         start = selected(params)
-        state = {**fresh, "score": start, "start": start, "origin": origin.hexdigest()}
+        state = {**fresh, "score": start, "start": start, "origin": origin}
     ask = jax.jit(lambda k, s: strategy.ask(k, s, hyper))
     tell = jax.jit(lambda k, m, f, s: strategy.tell(k, m, f, s, hyper))
     everyone = jax.jit(lambda members, es: jax.vmap(one)(jax.tree.map(
