@@ -343,3 +343,23 @@ def test_the_placement_of_nothing_is_the_floor_where_the_solver_leaves_no_time(m
     assert seen["grace"] is False and seen["budget"] < 0.5 * (1 - solvers.PLACE_SHARE) + 1e-9
     assert result.info["placed_start"] == "nothing" and result.solution.ret >= floor.ret > raw.ret
     assert validate(problem, result.solution).ok and Clock(1.0).grace is True
+
+
+def test_the_speed_benchmark_moves_as_another_commit_does(capsys):
+    """`benchmarks/placer_speed.py --against HEAD`: the same moved solution as the committed package
+    (a change that only makes the placer faster leaves it so), and the speed-up printed."""
+    import importlib.util
+    import os
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    spec = importlib.util.spec_from_file_location("placer_speed", os.path.join(root, "benchmarks", "placer_speed.py"))
+    speed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(speed)
+    row = speed.measure(150, "pinning", 4)
+    assert row["moved"] >= row["placed"] >= row["input"] and len(row["digest"]) == 16
+    speed.main(["--sizes", "150", "--moves", "4", "--against", "HEAD"])
+    out = capsys.readouterr().out
+    assert "| yes |" in out and "as fast as at HEAD" in out

@@ -42,8 +42,9 @@ and recreate, `_moves.improve`: take placed items out, place the rest again, gro
 pays), at most `MOVES` of them while the budget lasts.
 
 The package: `_memory` (the occupancy grid and the copy engine), `_pins` (the pinning greedy's
-units and order), `_plan` (the plan, and its placer mode for another solution's decisions,
-`plan(decisions=...)`), `_moves` (local moves), `_solver` (the solver and the replay).
+units and order), `_items` (the work items and their order), `_plan` (the plan, and its placer
+mode for another solution's decisions, `plan(decisions=...)`), `_moves` (local moves), `_solver`
+(the solver and the replay).
 `solvers/placer.py` and `solvers/pinning.py` are built on it.
 
 Replay (`mode="game"`): the game plays the planned action of each buffer when it is legal, else

@@ -34,7 +34,8 @@ import numpy as np
 
 from jaxmmap.core.problem import DROP, Problem, Solution
 from jaxmmap.core.rules import Discretized, Rules
-from jaxmmap.solvers.heuristic._plan import _SHARED, plan, work_item_groups
+from jaxmmap.solvers.heuristic._items import SHARED, sums_like_numpy, work_item_groups
+from jaxmmap.solvers.heuristic._plan import plan
 
 __all__ = ["FRACTIONS", "MOVES", "NOISE", "improve", "removal_order"]
 
@@ -60,16 +61,9 @@ def removal_order(problem: Problem, d: Discretized, estimate: np.ndarray,
     if not kept.size:
         return []
     # each kept item's placed estimates summed as `np.sum` sums them alone, to the last bit (the
-    # order that ties are broken in depends on it): one by one in order up to 7 of them (a pass
-    # per position, over all items); NumPy adds 8 or more in pairs, so those few items it sums
+    # order that ties are broken in depends on it)
     values = estimate[buffers][placed]
-    starts, n = np.concatenate([[0], np.cumsum(count[kept])[:-1]]), count[kept]
-    score = np.zeros(kept.size)
-    for k in range(min(int(n.max()), 8)):
-        some = n > k
-        score[some] += values[starts[some] + k]
-    for j in np.flatnonzero(n >= 8):
-        score[j] = values[starts[j]:starts[j] + n[j]].sum()
+    score = sums_like_numpy(values, np.concatenate([[0], np.cumsum(count[kept])[:-1]]), count[kept])
     order = kept[np.lexsort((first[kept], score / area[kept]))]
     return [members[j] for j in order.tolist()]
 
@@ -77,9 +71,9 @@ def removal_order(problem: Problem, d: Discretized, estimate: np.ndarray,
 def _items(problem: Problem, d: Discretized):
     """(`work_item_groups`' members per item, their concatenation, where each item starts in it,
     area float64[G] (max size x life, at least 1), first buffer int64[G]), once per discretized
-    problem (`_plan._SHARED`: grouped again each move, they were a tenth of a move at 4,195
+    problem (`_items.SHARED`: grouped again each move, they were a tenth of a move at 4,195
     buffers)."""
-    shared = _SHARED.setdefault(d, {})
+    shared = SHARED.setdefault(d, {})
     if "removal" not in shared:
         order, items = work_item_groups(problem, d)
         cuts = np.cumsum([0] + [len(m) for m in items[:-1]]).astype(np.int64)

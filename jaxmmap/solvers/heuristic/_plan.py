@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import weakref
 
 import numpy as np
 
 from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
 from jaxmmap.core.rules import Discretized, Rules, discretize, exact_return
+from jaxmmap.solvers.heuristic._items import SHARED, ranked_items
 from jaxmmap.solvers.heuristic._memory import Memory
 from jaxmmap.solvers.heuristic._pins import pin_order, unit_steps
 
@@ -23,13 +23,6 @@ MIN_OVERLAP = 0.8
 MAX_OVERLAP = 10.0
 MAX_START_TRIES = 64  # prefetch starts tried per use, nearest the preferred overlap first
 PIN_MODES = ("never", "compare", "first", "first-kept", "only")
-
-#: What the plans (and local moves) of one discretized problem share, as it depends on nothing a
-#: plan changes (at 6,286 buffers a third of a plan's time): per overlaps, each input's prefetch
-#: starts; the latency tables' rows, worths seen, per-buffer numbers as lists (`worth`, `commit`);
-#: the work items in order, with their estimate; `removal_order`'s items. Dropped with `d`.
-_SHARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
@@ -96,7 +89,7 @@ class _Planner:
         self.offset = np.full(n, -1, np.int64)
         self.alloc = np.full((n, 2), -1, np.int64)
         self.copy = np.full((n, 2), -1, np.int64)
-        self.shared = shared = _SHARED.setdefault(d, {})
+        self.shared = shared = SHARED.setdefault(d, {})
         if "rows" not in shared:
             shared.update(rows=_table_rows(problem, d), worth={}, lists=tuple(
                 x.tolist() for x in (d.table, d.table_bit, d.width, d.demand, problem.benefit.astype(float))))
@@ -104,6 +97,10 @@ class _Planner:
         self.rows = shared["rows"]
         self.worth_seen: dict[tuple[int, int, int, int], float] = shared["worth"]  # (table, placed, left, bit)
         self.starts = shared.setdefault((preferred_overlap, min_overlap, max_overlap), {})
+        # `pin_pays` and `can_pin`'s count of a tensor's buffers, per work item (static: asked
+        # again in every plan of the placer's moves)
+        self.pays = shared.setdefault(("pays", max_overlap), {})
+        self.whole = shared.setdefault("whole", {})
         self.table_mask = np.zeros(d.gain.shape[0], np.int64)  # placed buffers per latency table
         self.table_left = np.zeros(d.gain.shape[0], np.int64)  # buffers decided to stay slow
         self.journal: list[int] = []  # committed buffers, in order (for `undo`)
@@ -140,8 +137,9 @@ class _Planner:
             starts, zero = [t], True
         else:
             starts, zero = self.prefetch_starts(i), False
+        lowest = 0 if zero else min(self.mem.uncovered_from(t - 1), t - 1)  # (`copy_fits` refuses the starts below)
         for s in starts:
-            if not zero and not self.mem.copy_fits(s, t - 1, demand):
+            if not zero and (s < lowest or not self.mem.copy_fits(s, t - 1, demand)):
                 continue
             if fixed_offset is None:
                 off = self.mem.span_fit(s, t, w)
@@ -218,13 +216,23 @@ class _Planner:
 
     def can_pin(self, i: int, members: np.ndarray) -> bool:
         """Buffer i writes a tensor that may be pinned, and `members` hold all its buffers."""
-        k = self.d.tensor[i]
-        return (self.pins != "never" and bool(self.d.pinnable[i])
-                and int(np.sum(self.d.tensor[members] == k)) == self.tensor_count[k])
+        if self.pins == "never" or not self.d.pinnable[i]:
+            return False
+        key = (i, members.tobytes())
+        if key not in self.whole:
+            k = self.d.tensor[i]
+            self.whole[key] = int(np.sum(self.d.tensor[members] == k)) == self.tensor_count[k]
+        return self.whole[key]
 
     def pin_pays(self, members: np.ndarray) -> bool:
         """XLA would keep the tensor that members[0] writes in fast memory all its life: no gap
         between its uses, nor its life after the last one, is longer than `max_overlap` copies."""
+        key = members.tobytes()
+        if key not in self.pays:
+            self.pays[key] = self._pin_pays(members)
+        return self.pays[key]
+
+    def _pin_pays(self, members: np.ndarray) -> bool:
         times = self.target[members]
         ends = np.append(times[1:], self.live_end[members[0]])
         demand = np.append(self.d.demand[members[1:]], self.d.demand[members[0]])
@@ -313,7 +321,7 @@ class _Planner:
 
     def place_group(self, members: np.ndarray) -> None:
         """An alias group: every member placed, at one offset, or none."""
-        snap = self.mem.snapshot()
+        reserved = []  # the copies reserved below, taken back before the commits (latest first)
         decided = []  # (buffer, action, alloc, copy)
         last: dict[int, tuple[int, int]] = {}  # tensor -> (start, end)
         for i in members:
@@ -345,10 +353,12 @@ class _Planner:
                         choice = (i, NOCOPY, None if gap == (-1, -1) else gap, None)
             if choice[3] is not None:  # reserve the copy so that later members see it
                 self.mem.add_copy(choice[3][0], choice[3][1], self.demand[i])
+                reserved.append((choice[3][0], choice[3][1], self.demand[i]))
             decided.append(choice)
             if choice[2] is not None and (k not in last or choice[2][1] >= last[k][1]):
                 last[k] = (choice[2][0] if choice[1] == COPY or k not in last else last[k][0], choice[2][1])
-        self.mem.restore(snap)
+        for copy in reversed(reserved):
+            self.mem.remove_copy(*copy)
         if len(decided) < len(members):
             return
         steps = np.unique(np.concatenate([np.arange(a[0], a[1] + 1) for _, _, a, _ in decided
@@ -417,32 +427,6 @@ class _Planner:
         return False
 
 
-def work_item_groups(problem: Problem, d: Discretized) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The work items, alias groups whole and unaliased tensors whole, in key order: (the buffers
-    sorted by item, each item's members). One stable sort groups them (buffer order kept in
-    each): linear-log, where a scan per key was quadratic (minutes at 3 million buffers)."""
-    key = np.where(problem.alias_id >= 0, d.group, -1 - d.tensor)
-    order = np.argsort(key, kind="stable")
-    return order, (np.split(order, np.flatnonzero(np.diff(key[order])) + 1) if key.size else [])
-
-
-def _work_items(problem: Problem, d: Discretized, est: np.ndarray) -> list[np.ndarray]:
-    """`work_item_groups`, their uses decided one by one, by estimated benefit per square root of
-    size, then size, then length, then first buffer."""
-    items = work_item_groups(problem, d)[1]
-    size = problem.size.astype(np.float64)
-    live_start, live_end = problem.live_start, problem.live_end
-
-    def priority(members: np.ndarray):
-        benefit = float(np.sum(est[members]))
-        length = int(live_end[members].max() - live_start[members].min() + 1)
-        s = float(size[members].max())
-        return (-benefit / np.sqrt(max(s, 1.0)), -s, -length, int(members[0]))
-
-    items.sort(key=priority)
-    return items
-
-
 def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
          preferred_overlap: float = PREFERRED_OVERLAP, min_overlap: float = MIN_OVERLAP,
          max_overlap: float = MAX_OVERLAP, prepared: tuple[Discretized, np.ndarray] | None = None,
@@ -478,12 +462,21 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
                        min_overlap=min_overlap, max_overlap=max_overlap, decisions=decisions)
     shared = planner.shared
     if shared.get("items", (None,))[0] is not est:
-        shared["items"] = (est, _work_items(problem, d, est))
-    items = shared["items"][1]
+        ranked = ranked_items(problem, d, est)
+        shared["items"] = (est, ranked, np.concatenate(ranked) if ranked else np.zeros(0, np.int64),
+                           np.cumsum([0] + [len(m) for m in ranked[:-1]]))
+    _, items, flat, cuts = shared["items"]
+
+    def any_of(mask: np.ndarray) -> list[bool]:  # per item, whether `mask` holds one of its buffers
+        return np.logical_or.reduceat(mask[flat], cuts).tolist() if items else []
+
     stopped = planner.pin_first(deadline) if pins in ("first", "first-kept", "only") else False
     if decisions is not None:
-        urgent = [] if first is None else [m for m in items if first[m].any()]
-        decided = urgent + ([m for m in items if not first[m].any()] if urgent else items)
+        # (the items whose uses the decisions all leave in slow memory have nothing to place)
+        wanted = any_of(decisions != DROP)
+        urgent = [False] * len(items) if first is None else any_of(first)
+        decided = ([m for m, w, u in zip(items, wanted, urgent) if w and u]
+                   + [m for m, w, u in zip(items, wanted, urgent) if w and not u])
         passes = [("decided", decided)] + ([("grow", items)] if grow else [])
     else:
         passes = [("plan", items if pins != "only" else [])]
