@@ -92,10 +92,10 @@ def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_pat
 
     assert (tmp_path / "run" / "params.msgpack").stat().st_size > 0  # (generalist_games.py --params)
 
-    config.network.sigma = 0.01  # other settings: not the same search
+    config.network.sigma = 0.01  # other settings: not the same search (the same imitation: not trained again)
     train._pretrain(config, workdir)
     out = capsys.readouterr().out
-    assert "settings changed" in out and "generation 2:" in out
+    assert "settings changed" in out and "generation 2:" in out and "the training starts over" not in out
 
     (tmp_path / "run" / "improve.msgpack").write_bytes(b"not a checkpoint")
     train._pretrain(config, workdir)

@@ -323,7 +323,8 @@ def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str |
     and their loss and accuracy over all of `data`. A checkpoint of other rows or another config
     (a changed config run again in its folder) is not resumed: the training starts over, saying so."""
     params = init_params(config)
-    origin = digest(repr(dataclasses.replace(config, steps=0, checkpoint_every=0)), data)  # (more steps: resume)
+    read = ("widths", "batch_size", "learning_rate", "weight_decay", "seed")  # (what the training reads: not `steps`,
+    origin = digest(repr([getattr(config, k) for k in read]), data)  # more resume; nor correction, the improvement's)
     fresh = {"params": params, "opt_state": _optimizer(config).init(params), "step": 0, "origin": origin}
     path = None if workdir is None else os.path.join(workdir, "state.msgpack")
     state = _restored(path, fresh, "training", log)
