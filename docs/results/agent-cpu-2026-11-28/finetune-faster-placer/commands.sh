@@ -1,7 +1,7 @@
 #!/bin/bash
 # issue 28: fine-tuning with the network shipped in the twenty-third session (seed 0), after the placer's moves were made 1.2-2.4x faster (twenty-fourth session, the same moves),
 # muzero fresh against --option muzero.pretrained=true, one core each at the same time, persistent cache off
-# (2026-11-28, commit f4e9cee). Run from this folder: bash commands.sh [budgets...] (default 60)
+# (2026-11-28; 60 s at commit f4e9cee, 300 s at 2dbb6c1: the same code for muzero). Run from this folder: bash commands.sh [budgets...] (default 60)
 export JAXMMAP_COMPILATION_CACHE=off
 python -m jaxmmap generate --seed 1001 --instructions 300 -o gen-1001.json.gz
 python -m jaxmmap generate --seed 1002 --instructions 1000 -o gen-1002.json.gz
