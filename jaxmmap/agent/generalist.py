@@ -323,8 +323,8 @@ def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str |
     and their loss and accuracy over all of `data`. A checkpoint of other rows or another config
     (a changed config run again in its folder) is not resumed: the training starts over, saying so."""
     params = init_params(config)
-    read = ("widths", "batch_size", "learning_rate", "weight_decay", "seed")  # (what the training reads: not `steps`,
-    origin = digest(repr([getattr(config, k) for k in read]), data)  # more resume; nor correction, the improvement's)
+    # the rows and what the training reads (more `steps` resume; the games' correction is not read)
+    origin = digest(repr([config.widths, config.batch_size, config.learning_rate, config.weight_decay, config.seed]), data)
     fresh = {"params": params, "opt_state": _optimizer(config).init(params), "step": 0, "origin": origin}
     path = None if workdir is None else os.path.join(workdir, "state.msgpack")
     state = _restored(path, fresh, "training", log)

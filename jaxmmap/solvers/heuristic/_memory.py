@@ -32,12 +32,12 @@ class Memory:
         # these over a long span: pins hold a tensor's whole life, thousands of rows)
         self.blocks = np.zeros((-(-num_steps // BLOCK), self.occ.shape[1]), bool)
         self._line = np.ones(self.columns + 2, bool)  # `best_fit`'s scratch: blocked columns, padded
-        self.supply = d.supply.astype(np.int64)
-        self.elapsed = np.concatenate([[0], np.cumsum(self.supply)])  # "time" in supply units
+        supply = d.supply.astype(np.int64)
+        self.elapsed = np.concatenate([[0], np.cumsum(supply)])  # "time" in supply units (read as arrays)
         # The copy engine's state is read one step at a time, hundreds of thousands of times a
         # plan: Python lists, whose items read several times faster than NumPy's (the placer's
         # moves ran 1.3x faster, benchmarks/placer_speed.py).
-        self._supply, self._elapsed = self.supply.tolist(), self.elapsed.tolist()
+        self._supply, self._elapsed = supply.tolist(), self.elapsed.tolist()
         self.cover = [-1] * num_steps  # copy covering edge k (steps k, k+1)
         self.start_of = [-1] * num_steps  # multi-step copy starting at step k
         self.singles = [0] * num_steps  # demand of one-step copies at step k
