@@ -176,13 +176,16 @@ def _selection(config):
 
 
 ROW_KEYS = ("phi", "legal", "action")  # a row: decision features, legal moves, the label
+INTENT_KEYS = ("intent_phi", "intent")  # an intent row (`guide.intent_rows`): features, the teacher's intent
 
 
 def _joined(data: list[dict]) -> dict:
-    """The rows of several programs as one set (`ROW_KEYS`)."""
+    """The rows of several programs as one set (`ROW_KEYS`, and `INTENT_KEYS` of those that have them)."""
     import numpy as np
 
-    return {k: np.concatenate([d[k] for d in data]) for k in ROW_KEYS}
+    joined = {k: np.concatenate([d[k] for d in data]) for k in ROW_KEYS}
+    wanted = [d for d in data if "intent" in d]
+    return {**joined, **({k: np.concatenate([d[k] for d in wanted]) for k in INTENT_KEYS} if wanted else {})}
 
 
 def _kept(path: str, need: tuple, gather, made_from: str) -> dict:
@@ -217,14 +220,14 @@ def _kept(path: str, need: tuple, gather, made_from: str) -> dict:
 def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
     """(rows, about) of one training program by the config's teacher, kept in WORKDIR/rows/ (a
     file per program, teacher and lookahead setting; `_kept`)."""
-    from jaxmmap.agent import generalist
+    from jaxmmap.agent import generalist, guide
     from jaxmmap.core.files import slug
     from jaxmmap.solvers.agents import teacher
 
     lookahead = config.teacher == "lookahead"
     suffix = f".lookahead-{config.lookahead_points}-s{net.seed}" if lookahead else ""
-    # (the teacher's moves label the rounds' states: rows gathered before them lack them)
-    need = ROW_KEYS + (("teacher",) if config.rounds and not lookahead else ())
+    # (the teacher's moves and intents label the rounds' states: rows gathered before them lack them)
+    need = ROW_KEYS + (() if lookahead else INTENT_KEYS + (("teacher", "intents") if config.rounds else ()))
 
     def gather():
         about = {"program": name, "buffers": problem.num_buffers}
@@ -233,8 +236,9 @@ def _teacher_rows(config, net, workdir: str, name: str, problem, rules):
             about.update(teacher="lookahead", rows=int(len(rows["action"])), better_than_greedy=int(rows["better"].sum()),
                          max_gain=float(rows["gain"].max(initial=1.0)))
         else:
-            actions, ret, source = teacher(problem, rules)
-            rows = {**generalist.teacher_rows(problem, rules, actions), "teacher": actions}
+            actions, ret, source, intents = teacher(problem, rules)
+            rows = {**generalist.teacher_rows(problem, rules, actions), "teacher": actions, "intents": intents,
+                    **guide.intent_rows(problem, rules, actions, intents)}
             about.update(teacher=source, teacher_return=ret, rows=int(len(rows["action"])))
         return {**rows, "about": json.dumps(about)}
 
@@ -260,23 +264,27 @@ def _round(config, r: int) -> str:
     return f"improve-{r}-{config.lookahead_points}" if config.round_labels == "lookahead" else f"own-{r}"
 
 
-def _own_rows(config, workdir: str, r: int, params, net, network: str, name: str, problem, rules, actions):
+def _own_rows(config, workdir: str, r: int, params, net, network: str, name: str, problem, rules, actions, intents):
     """Round r's rows of one training program, kept in WORKDIR/rows/ like the teacher's: the
-    states of the network's own game labelled by the teacher's `actions` (`generalist.own_rows`),
-    or with `round_labels="lookahead"` by one step of policy improvement over the network's game
-    (`generalist.lookahead_rows` with its parameters)."""
-    from jaxmmap.agent import generalist
+    states of the network's own game labelled by the teacher's `actions` (`generalist.own_rows`)
+    and `intents` (`guide.intent_rows`), or with `round_labels="lookahead"` by one step of policy
+    improvement over the network's game (`generalist.lookahead_rows` with its parameters)."""
+    from jaxmmap.agent import generalist, guide
     from jaxmmap.core.files import slug
 
+    lookahead = config.round_labels == "lookahead"
+
     def gather():
-        if config.round_labels == "lookahead":
+        if lookahead:
             return generalist.lookahead_rows(problem, rules, points=config.lookahead_points, seed=net.seed + r,
                                              params=params, config=net)
-        return generalist.own_rows(params, problem, rules, actions, net)
+        return {**generalist.own_rows(params, problem, rules, actions, net),
+                **guide.own_intent_rows(params, problem, rules, intents, net)}
 
     made_from = digest(f"{_program_digest(problem, rules)} {network} {config.round_labels} "
-                       f"{config.lookahead_points}", {} if actions is None else {"teacher": actions})
-    return _kept(os.path.join(workdir, "rows", f"{slug(name)}.{_round(config, r)}.npz"), ROW_KEYS, gather, made_from)
+                       f"{config.lookahead_points}", {} if actions is None else {"teacher": actions, "intents": intents})
+    return _kept(os.path.join(workdir, "rows", f"{slug(name)}.{_round(config, r)}.npz"),
+                 ROW_KEYS + (() if lookahead else INTENT_KEYS), gather, made_from)
 
 
 def _pretrain(config, workdir):
@@ -287,7 +295,7 @@ def _pretrain(config, workdir):
     from flax import serialization
     from tqdm import tqdm
 
-    from jaxmmap.agent import generalist
+    from jaxmmap.agent import generalist, improvement
     from jaxmmap.core.files import atomic
 
     try:
@@ -314,16 +322,18 @@ def _pretrain(config, workdir):
             rows, about = _teacher_rows(config, net, workdir, name, problem, rules)
             data.append(rows)
             made.append(about)
-        teachers = [d.get("teacher") for d in data]
+        teachers = [(d.get("teacher"), d.get("intents")) for d in data]
         joined = _joined(data)
-        print(f"{len(programs)} programs, {len(joined['action']):,} decisions; training {net.steps} steps")
+        print(f"{len(programs)} programs, {len(joined['action']):,} decisions,"
+              f" {len(joined.get('intent', ())):,} intents; training {net.steps} steps")
         result = generalist.fit(joined, net, workdir=workdir, log=print)
         summary = {"config": config.to_dict(), "network": dataclasses.asdict(net), "programs": made,
-                   "decisions": int(len(joined["action"])), "loss": result["loss"], "accuracy": result["accuracy"]}
+                   "decisions": int(len(joined["action"])), "intents": int(len(joined.get("intent", ()))),
+                   "loss": result["loss"], "accuracy": result["accuracy"]}
         for r in range(1, config.rounds + 1):  # the network's own states, labelled again (config.round_labels)
             network = _network_digest(result["params"], net)  # (what a round's rows were made from)
-            own = [_own_rows(config, workdir, r, result["params"], net, network, *program, actions)
-                   for program, actions in zip(tqdm(programs, desc=f"round {r}: own games", unit="program"), teachers)]
+            own = [_own_rows(config, workdir, r, result["params"], net, network, *program, *labels)
+                   for program, labels in zip(tqdm(programs, desc=f"round {r}: own games", unit="program"), teachers)]
             # (the lookahead's labels that leave the network's own move; DAgger's have no such count)
             better = sum(int(d["better"].sum()) for d in own) if all("better" in d for d in own) else None
             data += own
@@ -337,7 +347,7 @@ def _pretrain(config, workdir):
         if net.generations > 0:
             print(f"improving: {net.generations} generations of {net.population}, each on {config.drawn} fresh"
                   f" generated programs and {config.replayed} training programs")
-            better = generalist.improve(
+            better = improvement.improve(
                 result["params"], lambda g: _drawn(config, programs, g),
                 [generalist.padded(p, r) for _, p, r in _selection(config)], net, workdir=workdir, log=print)
             result["params"] = better["params"]

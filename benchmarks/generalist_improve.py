@@ -1,4 +1,4 @@
-"""Issue 28: does a search in the generalist's parameters on the true game (`generalist.improve`)
+"""Issue 28: does a search in the generalist's parameters on the true game (`improvement.improve`)
 improve the shipped network on programs it was not searched on?
 
     python benchmarks/generalist_improve.py --generations 15                       # head, pop 16
@@ -34,7 +34,7 @@ from flax import serialization  # noqa: E402
 
 import train  # noqa: E402
 from configs import generalist as generalist_config  # noqa: E402
-from jaxmmap.agent import generalist  # noqa: E402
+from jaxmmap.agent import generalist, improvement  # noqa: E402
 from jaxmmap.core.files import atomic  # noqa: E402
 from jaxmmap.env.compilation_cache import compilation_cache  # noqa: E402
 
@@ -65,7 +65,7 @@ def main():
     selection = [generalist.padded(p, r) for _, p, r in train._selection(config)]
     os.makedirs(args.workdir, exist_ok=True)
     t0 = time.perf_counter()
-    out = generalist.improve(params, draw, selection, net, workdir=args.workdir,
+    out = improvement.improve(params, draw, selection, net, workdir=args.workdir,
                              log=lambda line: print(f"[{time.perf_counter() - t0:6.0f} s] {line}", flush=True))
     with atomic(os.path.join(args.workdir, "params.msgpack"), "wb") as f:
         f.write(serialization.to_bytes(out["params"]))

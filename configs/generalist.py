@@ -31,7 +31,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.inplace = (0.1, 0.3)
     config.suite_max_buffers = 5000  # the training split's programs up to this size (0: none)
     config.columns = "auto"
-    # the improvement (network.generations > 0, `generalist.improve`): each generation plays `drawn`
+    # the improvement (network.generations > 0, `improvement.improve`): each generation plays `drawn`
     # fresh generated programs (seeds from 10,000 on) and `replayed` of the training programs in turn
     config.drawn = 8
     config.replayed = 4
@@ -62,6 +62,6 @@ def get_config() -> ml_collections.ConfigDict:
     # high-pressure ones (`benchmarks/generalist_correction.py`, `--large`, `--pressure`; docs/agent.md)
     config.network = ml_collections.ConfigDict(dict(
         widths=(128, 128), steps=3000, batch_size=1024, learning_rate=1e-3, weight_decay=1e-4,
-        checkpoint_every=500, seed=0, correction=0.5,
+        checkpoint_every=500, seed=0, correction=0.5, intent_weight=1.0,
         generations=0, population=16, sigma=0.005, es_learning_rate=0.003, select_every=5, search="head"))
     return config

@@ -16,7 +16,7 @@ import pytest
 import train
 from configs import generalist as generalist_config
 from jaxmmap import Rules, bundled, generate, make_instance, validate
-from jaxmmap.agent import AgentConfig, expert, generalist, selfplay
+from jaxmmap.agent import AgentConfig, expert, generalist, improvement, selfplay
 from jaxmmap.agent.networks import NetworkConfig
 from jaxmmap.core import suite
 from jaxmmap.env import game, observation
@@ -38,6 +38,8 @@ def test_pretraining_gathers_rows_trains_resumes_and_survives_a_corrupt_checkpoi
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert [p["program"] for p in summary["programs"]] == ["generated-0", "generated-1"]
     assert summary["decisions"] == sum(p["rows"] for p in summary["programs"]) > 0
+    # an intent row per move that decides a buffer: at least one per buffer, and more than decisions
+    assert summary["intents"] >= sum(p["buffers"] for p in summary["programs"]) > summary["decisions"]
     assert all(p["teacher"] in ("greedy", "heuristic") for p in summary["programs"])
     assert np.isfinite(summary["loss"]) and 0 <= summary["accuracy"] <= 1
     state = (tmp_path / "run" / "state.msgpack").read_bytes()
@@ -74,7 +76,7 @@ def test_a_changed_config_run_again_in_its_folder_gathers_and_trains_again(tmp_p
 
 
 def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_path, capsys):
-    """Imitation, then the search in the parameters (`generalist.improve`): its generations run,
+    """Imitation, then the search in the parameters (`improvement.improve`): its generations run,
     the kept parameters are never worse than the imitation's on the selection programs, a second
     run redoes nothing, a corrupt checkpoint starts it over."""
     config = _small_config(20)
@@ -272,7 +274,7 @@ def test_padded_instances_play_the_same_game_and_a_batch_plays_each_parameter_se
     assert float(a.board.ret) == float(b.board.ret) and int(a.moves) == int(b.moves)
     greedy = rollout(bucketed, jax.random.key(0), greedy_policy, backup=True)
     both = jax.tree.map(lambda *x: jax.numpy.stack(x), params, generalist.untrained(params))
-    got = np.asarray(generalist.returns(both, padded, config=config))
+    got = np.asarray(improvement.returns(both, padded, config=config))
     assert got.tolist() == [float(a.board.ret), float(greedy.board.ret)]
 
 

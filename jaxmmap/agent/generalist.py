@@ -89,6 +89,8 @@ class GeneralistConfig:
         buffers and generated seeds 100-109, none held out: its own game beat greedy's on 18,
         tied 4, lost 2, geometric mean 1.158x, against 15/3/6 and 1.126x at 1.0; 0.25 and 0.75
         were measured too; docs/agent.md).
+      intent_weight: the weight of the intents' cross-entropy beside the moves' (where the rows
+        have intents, `guide.intent_rows`).
     """
 
     widths: tuple[int, ...] = (128, 128)
@@ -105,6 +107,7 @@ class GeneralistConfig:
     select_every: int = 5
     search: str = "head"
     correction: float = 1.0
+    intent_weight: float = 1.0
 
 
 def network(config: GeneralistConfig) -> PolicyValueNet:
@@ -144,16 +147,18 @@ def play(params, instance: Instance, *, config: GeneralistConfig) -> game.State:
 
 
 @jax.jit
-def _rows(instance: Instance, actions: jax.Array):
+def replayed(instance: Instance, actions: jax.Array):
     """Replays `actions` (int32[N], a won game's) and returns, per move (N rows): the decision
-    features, the legal moves, the move played and whether the row is a real decision."""
+    features, the legal moves, the move played, whether the row is a real decision, the buffer
+    it decides and whether it decides one (the game has not ended)."""
     ctx = obs_lib.context(instance)
 
     follow = selfplay.follow(actions)
 
     def move(state, _):
         legal, action = game.legal_action_mask(state), follow(None, state)
-        row = (decision_features(state, ctx), legal, action, ~state.done & (jnp.sum(legal) > 1))
+        row = (decision_features(state, ctx), legal, action, ~state.done & (jnp.sum(legal) > 1),
+               jnp.minimum(state.board.cursor, actions.shape[0] - 1), ~state.done)
         return game.step(state, action), row
 
     _, rows = jax.lax.scan(move, game.init(instance, backup=True), None, length=actions.shape[0])
@@ -164,7 +169,7 @@ def teacher_rows(problem: Problem, rules: Rules, actions: np.ndarray) -> dict[st
     """The rows of the game that plays `actions` (an action per buffer, a won game's: the
     teacher's, `solvers.agents.teacher`), real decisions only."""
     instance = make_instance(problem, rules)
-    phi, legal, action, keep = (np.asarray(x) for x in _rows(instance, selfplay.padded_actions(instance, actions)))
+    phi, legal, action, keep, _, _ = (np.asarray(x) for x in replayed(instance, selfplay.padded_actions(instance, actions)))
     return {"phi": phi[keep], "legal": legal[keep], "action": action[keep]}
 
 
@@ -241,7 +246,7 @@ def lookahead_rows(problem: Problem, rules: Rules, *, points: int = 128, seed: i
                    config: GeneralistConfig | None = None) -> dict[str, np.ndarray]:
     """Rows labelled by one step of policy improvement over the greedy policy, or with `params`
     over the network's own game (`config`'s). That policy's game is replayed from its decisions
-    (`_rows`); at up to `points` of the replay's real decisions (all of them on small programs,
+    (`replayed`); at up to `points` of the replay's real decisions (all of them on small programs,
     else drawn with `seed`), each legal move is played and the policy plays on to the end, 3 x
     `points` games in one batch. The row's move is the one of the best return:
     the replayed (the policy's own) move unless another returns more by a millionth, or unless the
@@ -252,7 +257,7 @@ def lookahead_rows(problem: Problem, rules: Rules, *, points: int = 128, seed: i
     number, which is also the buffer)."""
     instance = padded(problem, rules)
     recorded = _policy_game(instance, params, config)
-    phi, legal, action, keep = (np.asarray(x) for x in _rows(instance, recorded))
+    phi, legal, action, keep, _, _ = (np.asarray(x) for x in replayed(instance, recorded))
     real = np.flatnonzero(keep)
     if len(real) > points:
         real = np.sort(np.random.default_rng(seed).choice(real, points, replace=False))
@@ -284,21 +289,35 @@ def _optimizer(config: GeneralistConfig):
     return optax.adamw(config.learning_rate, weight_decay=config.weight_decay)
 
 
-def loss(params, phi, legal, action, *, config: GeneralistConfig):
+def loss(params, phi, legal, action, intent_phi=None, intent=None, *, config: GeneralistConfig):
     """Mean cross-entropy of the teacher's moves over the legal moves, and the accuracy of the
-    network's greedy choice."""
-    logits, _ = network(config).apply(params, phi)
+    network's greedy choice; with intent rows (`guide.intent_rows`), plus `config.intent_weight`
+    times the mean cross-entropy of the teacher's intents over all three moves."""
+    net = network(config)
+    logits, _ = net.apply(params, phi)
     logits = jnp.where(legal, logits, -1e9)
-    ce = optax.softmax_cross_entropy_with_integer_labels(logits, action)
-    return jnp.mean(ce), jnp.mean(jnp.argmax(logits, -1) == action)
+    ce = jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits, action))
+    if intent is not None:
+        wanted, _ = net.apply(params, intent_phi)
+        ce = ce + config.intent_weight * jnp.mean(optax.softmax_cross_entropy_with_integer_labels(wanted, intent))
+    return ce, jnp.mean(jnp.argmax(logits, -1) == action)
+
+
+INTENT_KEYS = ("intent_phi", "intent")
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
 def train_step(params, opt_state, key, data, *, config: GeneralistConfig):
+    """One AdamW step on a batch of the decision rows (and one of the intent rows, where `data`
+    has them)."""
     index = jax.random.randint(key, (config.batch_size,), 0, data["action"].shape[0])
-    batch = jax.tree.map(lambda x: x[index], data)
+    batch = jax.tree.map(lambda x: x[index], {k: v for k, v in data.items() if k not in INTENT_KEYS})
+    wanted = {}
+    if "intent" in data:
+        index = jax.random.randint(jax.random.fold_in(key, 1), (config.batch_size,), 0, data["intent"].shape[0])
+        wanted = {k: data[k][index] for k in INTENT_KEYS}
     (value, accuracy), grads = jax.value_and_grad(loss, has_aux=True)(
-        params, batch["phi"], batch["legal"], batch["action"], config=config)
+        params, batch["phi"], batch["legal"], batch["action"], **wanted, config=config)
     updates, opt_state = _optimizer(config).update(grads, opt_state, params)
     return optax.apply_updates(params, updates), opt_state, value, accuracy
 
@@ -324,7 +343,8 @@ def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str |
     (a changed config run again in its folder) is not resumed: the training starts over, saying so."""
     params = init_params(config)
     # the rows and what the training reads (more `steps` resume; the games' correction is not read)
-    origin = digest(repr([config.widths, config.batch_size, config.learning_rate, config.weight_decay, config.seed]), data)
+    read = [config.widths, config.batch_size, config.learning_rate, config.weight_decay, config.seed]
+    origin = digest(repr(read + ([config.intent_weight] if "intent" in data else [])), data)
     fresh = {"params": params, "opt_state": _optimizer(config).init(params), "step": 0, "origin": origin}
     path = None if workdir is None else os.path.join(workdir, "state.msgpack")
     state = _restored(path, fresh, "training", log)
@@ -342,13 +362,13 @@ def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str |
             with atomic(path, "wb") as f:
                 f.write(serialization.to_bytes(state))
             log(f"step {step + 1}: loss {float(value):.4f}, accuracy {float(accuracy):.3f}")
-    value, accuracy = jax.jit(functools.partial(loss, config=config))(
-        state["params"], data["phi"], data["legal"], data["action"])  # over all the rows
+    value, accuracy = jax.jit(functools.partial(loss, config=config))(  # over all the rows
+        state["params"], data["phi"], data["legal"], data["action"], *(data.get(k) for k in INTENT_KEYS))
     return {"params": state["params"], "loss": float(value), "accuracy": float(accuracy)}
 
 
 # ----------------------------------------------------------------------------------------------
-# Improvement: a search in the parameters, across programs, on the true game.
+# Padded instances and the correction's share.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -360,17 +380,6 @@ def padded(problem: Problem, rules: Rules) -> Instance:
     up = lambda n, low: max(low, 1 << max(0, int(n) - 1).bit_length())  # noqa: E731
     return make_instance(problem, rules, num_buffers=up(problem.num_buffers, 128),
                          num_steps=up(problem.num_steps, 128), num_tables=up(len(problem.latency_tables), 1))
-
-
-@functools.partial(jax.jit, static_argnames=("config",))
-def returns(stacked, instance: Instance, *, config: GeneralistConfig) -> jax.Array:
-    """float32[P]: the return of the greedy game of each of P parameter sets (`stacked`: a leading
-    axis of P), one batch; -inf for a lost game."""
-    ctx = obs_lib.context(instance)
-    size = jax.tree.leaves(stacked)[0].shape[0]
-    states = rollouts(instance, jax.random.split(jax.random.key(0), size), lambda p: policy(p, ctx, config),
-                      backup=True, params=stacked)
-    return won_returns(states)
 
 
 def with_correction(params, share: float):
@@ -385,88 +394,6 @@ def with_correction(params, share: float):
 def untrained(params):
     """The same network with its correction's last layer at zero: its games are greedy's."""
     return with_correction(params, 0.0)
-
-
-def improve(params, draw, selection: list[Instance], config: GeneralistConfig, *, workdir: str | None = None,
-            log=print) -> dict:
-    """OpenAI-ES (evosax's `Open_ES`, antithetic pairs, Adam) over the network's parameters
-    (`config.search`: the correction's last layer, or all), from `params` (the imitation's), for
-    `config.generations` generations in all (across resumes). Generation g plays `draw(g)` (a list
-    of instances: fresh programs each generation, so that the search cannot fit a fixed set), and a
-    member's fitness is the mean over them of log(its greedy game's return / the greedy policy's):
-    the game itself, not agreement with a teacher. One batch per program holds the population, the
-    mean and the greedy policy. Every `select_every` generations the mean plays the `selection`
-    programs (neither trained on nor held out), and the best mean so far by the same measure is
-    kept; the start counts, so the result is never worse there than the imitation. The search state
-    is written atomically after every generation (WORKDIR/improve.msgpack); a killed run resumes, an
-    unreadable file or other imitation parameters start the search over. Returns the kept parameters
-    and their scores (geometric means of the ratio to greedy's game on `selection`)."""
-    from evosax.algorithms import Open_ES  # here: pretraining without improvement needs no evosax
-
-    size = config.population + 2  # the members, the mean, the greedy policy
-    greedy = untrained(params)
-    if config.search == "head":
-        part = params["params"]["policy"]
-        one = lambda h: {**params, "params": {**params["params"], "policy": h}}  # noqa: E731
-    elif config.search == "all":
-        part, one = params, (lambda p: p)
-    else:
-        raise ValueError(f"search={config.search!r}: give 'head' or 'all'")
-    strategy = Open_ES(population_size=config.population, solution=part, use_antithetic_sampling=True,
-                       optimizer=optax.adam(config.es_learning_rate),
-                       std_schedule=optax.constant_schedule(config.sigma))
-    hyper = strategy.default_params
-
-    def ratios(stacked, instances):  # float64[programs, size - 1]: log(return / greedy's); a lost
-        # game (-inf) counts as a return of 1e-12: about log(1e-12 / greedy's), a heavy penalty
-        got = np.stack([np.asarray(returns(stacked, i, config=config)) for i in instances])
-        return np.log(np.maximum(got[:, :-1], 1e-12) / np.maximum(got[:, -1:], 1e-12))
-
-    def selected(p):  # the mean log-ratio of one parameter set's games on `selection`
-        if not selection:
-            return 0.0
-        stacked = jax.tree.map(lambda x, y: jnp.concatenate([jnp.broadcast_to(x, (size - 1, *x.shape)), y[None]]),
-                               p, greedy)
-        return float(np.mean(ratios(stacked, selection)[:, 0]))
-
-    key = jax.random.key(config.seed + 2)
-    how = repr((config.search, config.population, config.sigma, config.es_learning_rate, config.seed))
-    origin = digest(how, {str(i): np.asarray(x, np.float32) for i, x in enumerate(jax.tree.leaves(params))})
-    fresh = {"es": strategy.init(key, part, hyper), "generation": 0, "best": params, "score": 0.0, "start": 0.0,
-             "origin": ""}  # (origin: the parameters it started from and the search's settings)
-    path = None if workdir is None else os.path.join(workdir, "improve.msgpack")
-    state = _restored(path, fresh, "the improvement", log)
-    if state["origin"] != origin:
-        if state is not fresh:
-            log("the imitation's parameters or the search's settings changed: the improvement starts over")
-        start = selected(params)
-        state = {**fresh, "score": start, "start": start, "origin": origin}
-    ask = jax.jit(lambda k, s: strategy.ask(k, s, hyper))
-    tell = jax.jit(lambda k, m, f, s: strategy.tell(k, m, f, s, hyper))
-    everyone = jax.jit(lambda members, es: jax.vmap(one)(jax.tree.map(
-        lambda m, c: jnp.concatenate([m, c[None]]), members, strategy.get_mean(es))))
-    while int(state["generation"]) < config.generations:
-        g = int(state["generation"])
-        k_ask, k_tell = jax.random.split(jax.random.fold_in(key, g))
-        members, es = ask(k_ask, state["es"])
-        stacked = jax.tree.map(lambda x, y: jnp.concatenate([x, y[None]]), everyone(members, es), greedy)
-        fitness = ratios(stacked, draw(g)).mean(0)
-        es, _ = tell(k_tell, members, -jnp.asarray(fitness[:config.population], jnp.float32), es)
-        state = {**state, "es": es, "generation": g + 1}
-        line = (f"generation {g + 1}: the mean's games {np.exp(fitness[-1]):.4f}x greedy's, the best"
-                f" member's {np.exp(fitness[:-1].max()):.4f}x")
-        if (g + 1) % config.select_every == 0 or g + 1 == config.generations:
-            mean = one(strategy.get_mean(es))
-            score = selected(mean)
-            line += f"; selection {np.exp(score):.4f}x (kept {np.exp(max(score, float(state['score']))):.4f}x)"
-            if score > float(state["score"]):
-                state = {**state, "best": jax.tree.map(jnp.asarray, mean), "score": score}
-        if path is not None:
-            with atomic(path, "wb") as f:
-                f.write(serialization.to_bytes(state))
-        log(line)
-    return {"params": state["best"], "selection": float(np.exp(float(state["score"]))),
-            "selection_at_start": float(np.exp(float(state["start"])))}
 
 
 # ----------------------------------------------------------------------------------------------

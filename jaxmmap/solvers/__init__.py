@@ -150,7 +150,8 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     and grows them, its local moves descending again from the start up to `placer.RESTARTS` times
     while the reserve lasts (a solution the placer made, "<solver>+placed", is not placed again:
     the moves go on from it). With `placer.FRESH` the moves start instead from the placement of
-    no decisions where that is higher (`info["placed_start"]`: "decisions" or "nothing": the
+    no decisions where that is higher, or from that with a network's guide read in (`Result.guide`,
+    the generalist's; `info["placed_start"]`: "decisions", "nothing" or "guide"; "nothing": the
     solver's decisions were then worth less than none); that placement is made first, before the
     solver runs (`placer.place_nothing`, 1.4-1.7 s at 24,000 buffers), so that it is the
     floor of the result even where the solver leaves the placer no time, and the games that would
@@ -178,7 +179,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     # go on from it
     placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed,
                             restarts=RESTARTS, replan=not result.solution.solver.endswith("+placed"),
-                            fresh=FRESH if nothing is None else nothing)
+                            fresh=FRESH if nothing is None else nothing, guide=result.guide)
     seconds = time.perf_counter() - start
     # (the game's own return: a solver that places its game itself, `muzero`, says it as "game")
     info = {**result.info, "raw_return": float(result.info.get("game", result.solution.ret))}

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmmap.agent import generalist as generalist_lib
+from jaxmmap.agent import guide as guide_lib
 from jaxmmap.agent import search
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.expert import default_games
@@ -26,7 +27,7 @@ from jaxmmap.core.rules import Rules
 from jaxmmap.env import observation
 from jaxmmap.env.instance import make_instance
 from jaxmmap.env.rollout import in_slices, nth_game, start, to_solution, won_returns
-from jaxmmap.solvers.base import Anytime, NoGameError, Result, finish_furthest, moves_left, play_on_the_clock
+from jaxmmap.solvers.base import ALONE_RATE, Anytime, NoGameError, Result, finish_furthest, moves_left, play_on_the_clock
 from jaxmmap.solvers.heuristic import heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, RESTARTS, place
 from jaxmmap.solvers.simple import greedy
@@ -269,55 +270,76 @@ def _place_last(problem: Problem, rules: Rules, seed: int, left: float, game, ba
 
 
 def generalist(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
-               samples: bool = False) -> Result:
+               samples: bool = False, guide: bool = True) -> Result:
     """A solver: the pretrained network's greedy game (`agent.generalist.load()`, shipped with
     the package), played in slices on the clock like `greedy` (a budget that ends inside the
     game ends it Drop-first); then, with `samples` and while the budget lasts, games drawn from
     the network's policy (temperature 1, the same compiled game), of which the best won game is
     returned. No search in the network's parameters: it was trained once, across programs
     (`train.py --config configs/generalist.py`); untrained, its greedy game is `greedy`'s.
-    Its game's compile dominates a short budget: with the persistent compilation cache off, 6-8 s
-    on a 2-core CPU, so that at 10 s (7 s for the game, the rest the placer's) the game is cut on
-    every held-out program (docs/agent.md) and the written solution is the placer's.
+    Its game's compile dominates a short budget: with the persistent compilation cache off, 4.5-6 s
+    on a 2-core CPU at 1,348 to 2,981 buffers, where the game itself then takes 0.05-0.13 s
+    (2026-11-28), so that at 10 s (7 s for the game, the rest the placer's) the placer has about 3 s.
+
+    With `guide` (on by default) the result carries the greedy game's guide (`agent.guide`: the
+    network's probabilities of each buffer's three moves, trained on the heuristic's intents),
+    which `solve`'s placer reads as one more start (`placer.place(guide=...)`); docs/agent.md.
 
     `samples` is off by default: on 7 instances of the suite's training split (411 to 24,235
     buffers, 10 s and 30 s, placed) the drawn games' best, placed, was lower on 4, higher on 2
     and equal on 1 (a better game is not always a better start for the placer, and the draws
     take the placer's time); docs/agent.md."""
-    return _network_games(problem, budget_s, seed, rules, generalist_lib.load()[0], samples)
+    result = _network_games(problem, budget_s, seed, rules, generalist_lib.load()[0], samples)
+    return result if guide else dataclasses.replace(result, guide=None)
 
 
 def _network_games(problem: Problem, budget_s: float, seed: int, rules: Rules, shipped, samples: bool,
                    solver: str = "generalist") -> Result:
     """`generalist` with the parameters `shipped` (of the shipped network's widths: its compiled
-    game serves them), its solutions named `solver`."""
+    game serves them), its solutions named `solver`; the greedy game's guide (`agent.guide`) is
+    the result's `guide`."""
     clock = Anytime(budget_s)
     _, config, _ = generalist_lib.load()
     instance = make_instance(problem, rules)
-    # the parameters, the instance's feature context and the temperature travel as the game's
-    # own parameters (a batch of one), not as constants baked into the compiled loop
+    # the parameters and the instance's feature context travel as the game's own arguments, not as
+    # constants baked into the compiled loop
     context = observation.context(instance)
     policy = _generalist_policy(config)
 
-    def play(temperature: float, key, **how):
-        own = jax.tree.map(lambda x: jnp.asarray(x)[None], (shipped, context, jnp.float32(temperature)))
-        state, finished = play_on_the_clock(clock, start(instance, 1), key[None], policy, params=own, **how)
-        if bool(state.done[0]) and not bool(state.lost[0]):
-            clock.offer(to_solution(problem, nth_game(state, 0), rules, solver=solver))
-        return finished
-
-    key = jax.random.key(seed)
     # (inside `solve`, which holds its placement of no decisions, the game has no grace for a first
     # solution, `clock.without_grace`: with it, on the 13 held-out programs at 10 s and 30 s, the
     # game took the placer's time and the written solution was lower on 4 and higher on none,
     # docs/agent.md)
-    finished = play(0.0, key)
-    games = 1
+    finished, wish = _guided_game(clock, problem, instance, rules, shipped, context, config, solver)
+    games, key = 1, jax.random.key(seed)
     # drawn games stop with the budget itself (not its grace): one still unfinished is dropped
     while samples and finished and not clock.out_of_time():
-        play(1.0, jax.random.fold_in(key, games), finish=False, deadline_s=budget_s)
+        own = jax.tree.map(lambda x: jnp.asarray(x)[None], (shipped, context, jnp.float32(1.0)))
+        state, _ = play_on_the_clock(clock, start(instance, 1), jax.random.fold_in(key, games)[None], policy,
+                                     params=own, finish=False, deadline_s=budget_s)
+        if bool(state.done[0]) and not bool(state.lost[0]):
+            clock.offer(to_solution(problem, nth_game(state, 0), rules, solver=solver))
         games += 1
-    return clock.result(games=games, finished=finished)
+    return dataclasses.replace(clock.result(games=games, finished=finished), guide=wish)
+
+
+def _guided_game(clock: Anytime, problem: Problem, instance, rules: Rules, shipped, context, config, solver: str):
+    """The network's greedy game on the clock, in slices (`rollout.in_slices`), recording its guide
+    (`agent.guide.play`), ended Drop-first if the budget ends inside it; the won game is offered to
+    `clock`. Returns (whether it ended by its own moves, the guide float32[N, 3])."""
+    def advance(carry, moves):
+        return guide_lib.play(shipped, context, *carry, moves, jnp.bool_(False), config=config)
+
+    def tail(carry, rate, first):  # (ended Drop-first by the same compiled loop: no compile)
+        return (instance.width.shape[0] - int(carry[0].board.cursor)) / max(rate, ALONE_RATE)
+
+    first = (nth_game(start(instance, 1), 0), guide_lib.no_guide(instance.width.shape[0]))
+    (state, wish), finished = in_slices(clock, advance, first, lambda carry: carry[0].done, tail=tail)
+    if not finished:
+        state, wish = guide_lib.play(shipped, context, state, wish, jnp.int32(2 ** 30), jnp.bool_(True), config=config)
+    if bool(state.done) and not bool(state.lost):
+        clock.offer(to_solution(problem, state, rules, solver=solver))
+    return finished, np.asarray(wish, np.float32)[:problem.num_buffers]
 
 
 @functools.cache
@@ -327,17 +349,19 @@ def _generalist_policy(config):
     return lambda p: generalist_lib.policy(p[0], p[1], config, p[2])
 
 
-def teacher(problem: Problem, rules: Rules, *, budget_s: float = 30.0) -> tuple[np.ndarray, float, str]:
+def teacher(problem: Problem, rules: Rules, *, budget_s: float = 30.0) -> tuple[np.ndarray, float, str, np.ndarray]:
     """The generalist's teacher on one program: (an action per buffer, its game return, its
-    source), the better won game of the heuristic's decisions as the game plays them
-    (`heuristic.play_plan`) and the `greedy` solver's game."""
-    played = play_plan(problem, heuristic(problem, budget_s, 0, rules=rules).solution.action, rules)
+    source, the intents), the better won game of the heuristic's decisions as the game plays them
+    (`heuristic.play_plan`) and the `greedy` solver's game; the intents are the heuristic's own
+    decisions (its plan, placed by its own rules: `agent.guide`), whichever game is better."""
+    planned = np.asarray(heuristic(problem, budget_s, 0, rules=rules).solution.action, np.int32)
+    played = play_plan(problem, planned, rules)
     best = (np.asarray(played.action, np.int32), float(played.ret), "heuristic")
     # (a greedy game the budget cuts is ended Drop-first: still a won game, of a lower return)
     greedy_game = greedy(problem, budget_s, 0, rules=rules).solution
     if greedy_game.ret > best[1]:
         best = (np.asarray(greedy_game.action, np.int32), float(greedy_game.ret), "greedy")
-    return best
+    return (*best, planned)
 
 
 # The options `solve` accepts besides keyword arguments: AgentConfig's fields (prod passes

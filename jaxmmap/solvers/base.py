@@ -7,6 +7,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxmmap.core.clock import Clock
 from jaxmmap.core.problem import Solution
@@ -35,6 +36,9 @@ class Result:
       info: solver-specific figures (games played, nodes searched, proven optimal...).
       raw: with `solvers.solve(place=True)`, the solver's own solution before the placer (its
         return is `info["raw_return"]`); else None.
+      guide: float32[N, 3] or None: a network's probabilities of Copy, NoCopy and Drop per buffer
+        (NaN where it has no opinion), which `solvers.solve` hands the placer (`placer.place`);
+        the generalist's (`agent.guide`).
     """
 
     solution: Solution
@@ -42,6 +46,7 @@ class Result:
     seconds: float
     info: dict
     raw: Solution | None = None
+    guide: np.ndarray | None = None
 
 
 class Anytime(Clock):

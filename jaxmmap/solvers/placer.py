@@ -32,13 +32,13 @@ import time
 
 import numpy as np
 
-from jaxmmap.core.problem import DROP, Problem, Solution
+from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
 from jaxmmap.core.rules import Rules, auto_columns, discretize
 from jaxmmap.core.validator import check_solution
 from jaxmmap.solvers.heuristic import MOVES, NOISE, benefit_estimate, improve, plan
 
-__all__ = ["FRESH", "NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "RESTARTS", "place",
-           "place_nothing"]
+__all__ = ["FRESH", "GUIDE_CONFIDENCE", "NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "RESTARTS",
+           "guided", "place", "place_nothing"]
 
 #: The share of a game solver's budget kept for the placer by `solvers.solve` (at most
 #: `PLACE_RESERVE_S` seconds), and of what the heuristic leaves by `muzero-prod`. Its local moves
@@ -77,6 +77,13 @@ RESTART_MOVES = 4
 #: from the decisions the moves sometimes climb higher (ES on mnasnet_train, held out: 788.43
 #: before, 784.26 now).
 FRESH = True
+
+#: How sure a guide (`place(guide=...)`) must be to overrule the placement of no decisions: a
+#: use it gives Drop a probability below 1 - this is served from fast memory, one it gives more
+#: is left in slow memory. Chosen on the generalist's selection programs (generated seeds
+#: 100-109, neither trained on nor held out; docs/agent.md): at 0.95 that placement was above the
+#: placement of no decisions on 8 of 10 (geometric mean 1.018x), at 0.8 on 5, at 0.6 on 4.
+GUIDE_CONFIDENCE = 0.95
 
 #: Placements of the decisions tried at most after the first, each with the decisions that did
 #: not fit before moved to the front.
@@ -160,6 +167,20 @@ def _no_decisions(problem: Problem, rules: Rules, *, prepared, deadline: float) 
                       deadline=deadline, grow=True)
 
 
+def guided(action: np.ndarray, guide: np.ndarray, confidence: float = GUIDE_CONFIDENCE) -> np.ndarray:
+    """`action` (a solution's, int[N]) with the uses `guide` (float[N, 3], probabilities of
+    Copy, NoCopy, Drop per buffer; NaN: no opinion) confidently disagrees with flipped: Drop
+    where it gives Drop more than `confidence`, its likelier of Copy and NoCopy where it gives
+    Drop less than 1 - `confidence`."""
+    out = np.asarray(action).copy()
+    with np.errstate(invalid="ignore"):
+        on = (guide[:, 2] < 1 - confidence) & (out == DROP)
+        off = (guide[:, 2] > confidence) & (out != DROP)
+    out[on] = np.where(guide[on, 0] >= guide[on, 1], COPY, NOCOPY)
+    out[off] = DROP
+    return out
+
+
 def place_nothing(problem: Problem, *, rules: Rules, budget_s: float = 10.0) -> Solution:
     """The placement of no decisions, grown: every use offered to the heuristic's rules, about
     the heuristic's plan without its moves; validated. Cheap (one core, auto columns: 0.12 s at
@@ -174,10 +195,34 @@ def place_nothing(problem: Problem, *, rules: Rules, budget_s: float = 10.0) -> 
     return nothing
 
 
+def _start(problem: Problem, rules: Rules, solution: Solution, placed: Solution, *, fresh, guide, grow: bool,
+           prepared, deadline: float) -> tuple[Solution, str, Solution | None]:
+    """`place`'s start for the moves: the best of `placed` (the decisions' placement, or the
+    input), the placement of no decisions (`fresh`) and that placement with `guide` read in
+    (`guided`). Returns (the start, its name: "decisions", "nothing" or "guide", the placement
+    of no decisions or None). None of them is made once the deadline has passed."""
+    if guide is not None and np.shape(guide) != (problem.num_buffers, 3):
+        raise ValueError(f"guide must be float[{problem.num_buffers}, 3], got shape {np.shape(guide)}")
+    begun = "decisions"
+    nothing = fresh if isinstance(fresh, Solution) else None
+    if fresh is True and grow and time.perf_counter() < deadline:
+        nothing = _no_decisions(problem, rules, prepared=prepared, deadline=deadline)
+    if nothing is not None and nothing.ret > max(placed.ret, solution.ret):
+        placed, begun = nothing, "nothing"
+    if guide is not None and nothing is not None and grow and time.perf_counter() < deadline:
+        flips = guided(nothing.action, guide)
+        if (flips != nothing.action).any():  # (a guide that agrees throughout: no other start)
+            flipped = _placement(problem, rules, flips, prepared=prepared, deadline=deadline, grow=True)
+            if flipped.ret > max(placed.ret, solution.ret):
+                placed, begun = flipped, "guide"
+    return placed, begun, nothing
+
+
 def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
           budget_s: float = 10.0, grow: bool = True, moves: int | None = None,
           patience: int | None = MOVES, noise: float = NOISE, seed: int = 0,
-          replan: bool = True, restarts: int | None = 0, fresh: bool | Solution = False) -> Solution:
+          replan: bool = True, restarts: int | None = 0, fresh: bool | Solution = False,
+          guide: np.ndarray | None = None) -> Solution:
     """`solution`'s decisions placed again, grown, improved, and validated; never worse than
     `solution`.
 
@@ -211,11 +256,14 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
         use), and go on from that where it returns more than the decisions' placement and the
         input. A game's decisions can be a worse start than none. A `Solution`: that placement,
         made before (`place_nothing`, under the same rules), taken even when the budget is over.
+      guide: with `fresh` and `grow`, a network's probabilities of Copy, NoCopy and Drop per
+        buffer (float[N, 3], NaN: no opinion; the generalist's, `agent.guide`): the placement of
+        no decisions with the uses it is sure of flipped (`guided`) is one more start (`_start`).
 
     Returns the better of the placed solution and `solution`. A placed one has the solver
     `"<solver>+placed"` and metadata `placed_from` (the input's return), `placed_decisions` (how
     many of the input's placed uses it kept), `moves` ([kept, tried], plain and noisy together),
-    `start` ("decisions", or "nothing": see `fresh`) and `seconds`.
+    `start` ("decisions", "nothing": see `fresh`, or "guide") and `seconds`.
     """
     start = time.perf_counter()
     if not budget_s > 0:
@@ -230,12 +278,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
     prepared = None if late else _prepared(problem, rules)
     placed = solution if not replan or late else _placement(problem, rules, solution.action, prepared=prepared,
                                                             deadline=deadline, grow=grow)
-    begun = "decisions"
-    nothing = fresh if isinstance(fresh, Solution) else None
-    if fresh is True and grow and time.perf_counter() < deadline:  # (never when `late`)
-        nothing = _no_decisions(problem, rules, prepared=prepared, deadline=deadline)
-    if nothing is not None and nothing.ret > max(placed.ret, solution.ret):
-        placed, begun = nothing, "nothing"
+    placed, begun, nothing = _start(problem, rules, solution, placed, fresh=fresh, guide=guide, grow=grow,
+                                    prepared=prepared, deadline=deadline)
     counts = [0, 0]
     if grow and (moves is None or moves > 0) and not late:
         # Moves start from the better of the two: a placement that lost decisions it could not

@@ -1,0 +1,93 @@
+"""The generalist's guide: which uses the network wants in fast memory, beyond what the game fits.
+
+The game places by its own fixed rules, and a use it cannot fit there is dropped, so a game's
+decisions say little of where a better placement would put things: the heuristic's own decisions,
+as the game plays them, lose 10-20% of their uses and place at 0.77-1.07 of the placement of no
+decisions, where the same decisions placed by the placer keep the heuristic's 1.00-1.12
+(docs/agent.md). So the network also learns the teacher's *intent*: at every state of a game, the
+heuristic's own decision for the buffer decided there (Copy, NoCopy or Drop, the plan the placer
+made, `heuristic.heuristic`), learned over all three moves, legal in the game or not
+(`intent_rows`). The network's greedy game then records, per buffer, its probabilities of the
+three moves at the state that decided it (`play`): the guide. The placer reads it
+(`placer.place(guide=...)`): the placement of no decisions with the uses the guide confidently
+disagrees with flipped is one more start for its local moves.
+
+    rows = intent_rows(problem, rules, played, intents)      # training (generalist.fit)
+    state, guide = play(params, ctx, state, guide, moves, finish, config=config)   # the solver
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmmap.agent import generalist, selfplay
+from jaxmmap.core.problem import Problem
+from jaxmmap.core.rules import Rules
+from jaxmmap.env import game
+from jaxmmap.env import observation as obs_lib
+from jaxmmap.env.instance import make_instance
+from jaxmmap.env.observation import decision_features
+from jaxmmap.env.rollout import drop_first_policy
+
+__all__ = ["intent_rows", "no_guide", "own_intent_rows", "play"]
+
+
+def intent_rows(problem: Problem, rules: Rules, played: np.ndarray, intents: np.ndarray) -> dict[str, np.ndarray]:
+    """The intent rows of the game that plays `played` (an action per buffer, a won game's: the
+    teacher's, or the network's own for a round), one per move that decides a buffer: its decision
+    features ("intent_phi", float32[R, F]) and `intents[buffer]` ("intent", int32[R]: the
+    teacher's own decision for it, e.g. the heuristic's plan, whether the game could play it or
+    not)."""
+    instance = make_instance(problem, rules)  # (as `teacher_rows` and the solver: the same features)
+    phi, _, _, _, buffer, real = (np.asarray(x) for x in generalist.replayed(
+        instance, selfplay.padded_actions(instance, played)))
+    return {"intent_phi": phi[real], "intent": np.asarray(intents, np.int32)[buffer[real]]}
+
+
+def own_intent_rows(params, problem: Problem, rules: Rules, intents: np.ndarray,
+                    config: generalist.GeneralistConfig) -> dict[str, np.ndarray]:
+    """The intent rows of the network's own greedy game (a round after the imitation, beside
+    `generalist.own_rows`): the states it visits, labelled by the teacher's `intents`."""
+    own = generalist._policy_game(make_instance(problem, rules), params, config)
+    return intent_rows(problem, rules, np.asarray(own)[:problem.num_buffers], intents)
+
+
+def no_guide(num_buffers: int) -> jax.Array:
+    """float32[N, 3] of NaN: no opinion on any buffer (`play` fills in the buffers it decides)."""
+    return jnp.full((num_buffers, 3), jnp.nan, jnp.float32)
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def play(params, ctx: obs_lib.Context, state: game.State, guide: jax.Array, moves, finish,
+         *, config: generalist.GeneralistConfig) -> tuple[game.State, jax.Array]:
+    """At most `moves` (int32[]) more moves of the network's greedy game (`generalist.policy`,
+    temperature 0: the same moves), one game without a batch axis; with `finish` (bool[]) the moves
+    of `drop_first_policy` instead (a game the budget cuts), one compile for both. Each move of the
+    network writes its probabilities of Copy, NoCopy and Drop (the softmax of its logits with the
+    whole correction, over all three moves) into row `buffer` of `guide` (float32[N, 3], the
+    padded buffers; `no_guide` at the start): a buffer decided again after a restore keeps the
+    last."""
+    net, played = generalist.network(config), generalist.with_correction(params, config.correction)
+    share = config.correction
+
+    def body(carry):
+        state, guide, done = carry
+        phi = decision_features(state, ctx)[None]
+        logits = net.apply(played, phi)[0][0]
+        legal = game.legal_action_mask(state)
+        mine = jnp.argmax(jnp.where(legal, logits, -jnp.inf)).astype(jnp.int32)
+        if share:  # the whole correction: the played logits are greedy's plus `share` of it
+            greedy = obs_lib.greedy_scores(phi)[0]
+            logits = greedy + (logits - greedy) / share
+        action = jnp.where(finish, drop_first_policy(None, state), mine)
+        i = jnp.minimum(state.board.cursor, guide.shape[0] - 1)
+        guide = guide.at[i].set(jnp.where(finish, guide[i], jax.nn.softmax(logits)))
+        return game.step(state, action), guide, done + 1
+
+    state, guide, _ = jax.lax.while_loop(lambda c: ~c[0].done & (c[2] < moves), body,
+                                         (state, guide, jnp.int32(0)))
+    return state, guide
