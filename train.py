@@ -179,13 +179,11 @@ ROW_KEYS = ("phi", "legal", "action")  # a row: decision features, legal moves, 
 INTENT_KEYS = ("intent_phi", "intent")  # an intent row (`guide.intent_rows`): features, the teacher's intent
 
 
-def _joined(data: list[dict]) -> dict:
-    """The rows of several programs as one set (`ROW_KEYS`, and `INTENT_KEYS` of those that have them)."""
+def _joined(data: list[dict], keys: tuple = ROW_KEYS) -> dict:
+    """The rows of several programs as one set (`keys` of each; those without them left out)."""
     import numpy as np
 
-    joined = {k: np.concatenate([d[k] for d in data]) for k in ROW_KEYS}
-    wanted = [d for d in data if "intent" in d]
-    return {**joined, **({k: np.concatenate([d[k] for d in wanted]) for k in INTENT_KEYS} if wanted else {})}
+    return {k: np.concatenate([d[k] for d in data if keys[-1] in d]) for k in keys}
 
 
 def _kept(path: str, need: tuple, gather, made_from: str) -> dict:
@@ -295,7 +293,7 @@ def _pretrain(config, workdir):
     from flax import serialization
     from tqdm import tqdm
 
-    from jaxmmap.agent import generalist, improvement
+    from jaxmmap.agent import generalist, guide, improvement
     from jaxmmap.core.files import atomic
 
     try:
@@ -324,12 +322,10 @@ def _pretrain(config, workdir):
             made.append(about)
         teachers = [(d.get("teacher"), d.get("intents")) for d in data]
         joined = _joined(data)
-        print(f"{len(programs)} programs, {len(joined['action']):,} decisions,"
-              f" {len(joined.get('intent', ())):,} intents; training {net.steps} steps")
+        print(f"{len(programs)} programs, {len(joined['action']):,} decisions; training {net.steps} steps")
         result = generalist.fit(joined, net, workdir=workdir, log=print)
         summary = {"config": config.to_dict(), "network": dataclasses.asdict(net), "programs": made,
-                   "decisions": int(len(joined["action"])), "intents": int(len(joined.get("intent", ()))),
-                   "loss": result["loss"], "accuracy": result["accuracy"]}
+                   "decisions": int(len(joined["action"])), "loss": result["loss"], "accuracy": result["accuracy"]}
         for r in range(1, config.rounds + 1):  # the network's own states, labelled again (config.round_labels)
             network = _network_digest(result["params"], net)  # (what a round's rows were made from)
             own = [_own_rows(config, workdir, r, result["params"], net, network, *program, *labels)
@@ -352,12 +348,22 @@ def _pretrain(config, workdir):
                 [generalist.padded(p, r) for _, p, r in _selection(config)], net, workdir=workdir, log=print)
             result["params"] = better["params"]
             summary["improvement"] = {k: v for k, v in better.items() if k != "params"}
+        intent = None
+        if config.teacher == "imitation":  # the intent network (`agent.guide`): the teacher's and rounds' intent rows
+            wanted = _joined(data, INTENT_KEYS)
+            print(f"the intent network: {len(wanted['intent']):,} rows; training {net.steps} steps")
+            os.makedirs(os.path.join(workdir, "intent"), exist_ok=True)
+            fitted = guide.fit(wanted, net, workdir=os.path.join(workdir, "intent"), log=print)
+            intent = fitted["params"]
+            summary["intent"] = {"rows": int(len(wanted["intent"])), "loss": fitted["loss"], "accuracy": fitted["accuracy"]}
+            with atomic(os.path.join(workdir, "intent.msgpack"), "wb") as f:
+                f.write(serialization.to_bytes(intent))
         write_json(os.path.join(workdir, "summary.json"), finite(summary), indent=2)
         with atomic(os.path.join(workdir, "params.msgpack"), "wb") as f:  # (benchmarks/generalist_games.py --params)
             f.write(serialization.to_bytes(result["params"]))
         if config.ship:
             folder = os.path.join(os.path.dirname(generalist.__file__), "..", generalist.SHIPPED)
-            generalist.ship(result["params"], net, os.path.normpath(folder), summary)
+            generalist.ship(result["params"], net, os.path.normpath(folder), summary, intent=intent)
             print(f"shipped -> {os.path.normpath(folder)}")
         print(f"loss {result['loss']:.4f}, accuracy {result['accuracy']:.3f} -> {workdir}")
 

@@ -9,7 +9,10 @@ and the suite's training split up to `suite_max_buffers` buffers (`suite.names("
 held-out split is never read). Running the same command again resumes: the teacher's rows of
 every program already gathered are kept in WORKDIR/rows/, the training state in
 WORKDIR/state.msgpack (each with a digest of what made it: with a changed config, what changed is
-made again). With `ship`, the parameters and this config go into the package
+made again). After the policy network, the intent network (`jaxmmap.agent.guide`: the heuristic's
+own decisions, whether the game could play them or not) is trained with the same network settings on
+the intent rows of the teacher's games and of the rounds (WORKDIR/intent/, WORKDIR/intent.msgpack).
+With `ship`, the parameters, the intent network's and this config go into the package
 (`jaxmmap/data/generalist/`), where `jaxmmap solve P --solver generalist` finds them.
 """
 
@@ -62,6 +65,6 @@ def get_config() -> ml_collections.ConfigDict:
     # high-pressure ones (`benchmarks/generalist_correction.py`, `--large`, `--pressure`; docs/agent.md)
     config.network = ml_collections.ConfigDict(dict(
         widths=(128, 128), steps=3000, batch_size=1024, learning_rate=1e-3, weight_decay=1e-4,
-        checkpoint_every=500, seed=0, correction=0.5, intent_weight=1.0,
+        checkpoint_every=500, seed=0, correction=0.5,
         generations=0, population=16, sigma=0.005, es_learning_rate=0.003, select_every=5, search="head"))
     return config

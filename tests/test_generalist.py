@@ -38,8 +38,10 @@ def test_pretraining_gathers_rows_trains_resumes_and_survives_a_corrupt_checkpoi
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert [p["program"] for p in summary["programs"]] == ["generated-0", "generated-1"]
     assert summary["decisions"] == sum(p["rows"] for p in summary["programs"]) > 0
-    # an intent row per move that decides a buffer: at least one per buffer, and more than decisions
-    assert summary["intents"] >= sum(p["buffers"] for p in summary["programs"]) > summary["decisions"]
+    # the intent network (`agent.guide`): an intent row per move that decides a buffer, at least
+    # one per buffer and more than the decisions
+    assert summary["intent"]["rows"] >= sum(p["buffers"] for p in summary["programs"]) > summary["decisions"]
+    assert (tmp_path / "run" / "intent.msgpack").is_file() and 0 <= summary["intent"]["accuracy"] <= 1
     assert all(p["teacher"] in ("greedy", "heuristic") for p in summary["programs"])
     assert np.isfinite(summary["loss"]) and 0 <= summary["accuracy"] <= 1
     state = (tmp_path / "run" / "state.msgpack").read_bytes()

@@ -18,6 +18,18 @@ from jaxmmap.solvers.placer import GUIDE_CONFIDENCE, guided, place, place_nothin
 from jaxmmap.solvers.simple import greedy
 
 
+def test_the_intent_network_learns_over_all_three_moves():
+    """`guide.fit` trains a network of the policy's config on intent rows with every move legal:
+    a label the game could not play (Copy where only Drop was legal) is learned all the same."""
+    config = generalist.GeneralistConfig(widths=(16,), steps=300, batch_size=64, learning_rate=1e-2, checkpoint_every=1000)
+    rng = np.random.default_rng(0)
+    phi = (0.1 * rng.normal(size=(256, observation.NUM_DECISION_FEATURES))).astype(np.float32)
+    label = np.where(phi[:, 0] > 0, COPY, DROP).astype(np.int32)  # (a rule the features hold)
+    out = guide.fit({"intent_phi": phi, "intent": label}, config, log=lambda line: None)
+    logits = generalist.network(config).apply(out["params"], phi)[0]
+    assert np.mean(np.argmax(np.asarray(logits), -1) == label) > 0.9 and out["accuracy"] > 0.9
+
+
 def test_intent_rows_label_each_decided_buffer_with_the_teachers_own_decision():
     """The heuristic's plan, as the game plays it, loses uses the game cannot fit; the intent rows
     keep the plan's own decision for each buffer, legal in the game or not."""
@@ -39,21 +51,23 @@ def test_intent_rows_label_each_decided_buffer_with_the_teachers_own_decision():
 def test_the_guided_game_is_the_networks_game_and_records_its_probabilities():
     problem = generate(5, num_instructions=30, inplace_prob=0.2)
     instance, (params, config, _) = make_instance(problem, Rules()), generalist.load()
+    intent = generalist.load_intent()
+    assert intent is not None  # (shipped beside the network)
     ctx, n = observation.context(instance), instance.width.shape[0]
     first = nth_game(start(instance, 1), 0)
-    state, wish = guide.play(params, ctx, first, guide.no_guide(n), jnp.int32(2 ** 30), jnp.bool_(False),
+    state, wish = guide.play(params, intent, ctx, first, guide.no_guide(n), jnp.int32(2 ** 30), jnp.bool_(False),
                              config=config)
     played = generalist.play(params, instance, config=config)
     np.testing.assert_array_equal(np.asarray(state.board.action), np.asarray(played.board.action))
     wish = np.asarray(wish)[:problem.num_buffers]
     np.testing.assert_allclose(wish.sum(1), 1.0, rtol=1e-5)  # every real buffer decided once at least
-    # the first buffer's: the whole correction's logits, not the played share's (0.5)
-    assert config.correction != 1.0
-    logits = generalist.network(config).apply(params, observation.decision_features(first, ctx)[None])[0][0]
+    # the first buffer's: the intent network's probabilities at the first state
+    logits = generalist.network(config).apply(intent, observation.decision_features(first, ctx)[None])[0][0]
     np.testing.assert_allclose(wish[0], np.asarray(jax.nn.softmax(logits)), rtol=1e-4, atol=1e-6)
     # cut after 5 moves, then ended Drop-first: buffers past the cut keep no opinion
-    state, wish = guide.play(params, ctx, first, guide.no_guide(n), jnp.int32(5), jnp.bool_(False), config=config)
-    state, wish = guide.play(params, ctx, state, wish, jnp.int32(2 ** 30), jnp.bool_(True), config=config)
+    state, wish = guide.play(params, intent, ctx, first, guide.no_guide(n), jnp.int32(5), jnp.bool_(False),
+                             config=config)
+    state, wish = guide.play(params, intent, ctx, state, wish, jnp.int32(2 ** 30), jnp.bool_(True), config=config)
     assert bool(state.done) and not bool(state.lost)
     wish = np.asarray(wish)
     assert np.isfinite(wish[:5]).all() and np.isnan(wish[5:]).all()

@@ -10,7 +10,10 @@ What the agent sees of a `game.State` is `jaxmmap.env.observation` (the one feat
 * `learner`: batches with Reanalyse, the unrolled MuZero losses, one Adam step;
 * `train`: the jitted training chunk (`lax.scan`) and its data-parallel layout;
 * `loop`: the host side (logs, orbax checkpoints, budgets) and the `muzero` solvers;
-* `config`: `AgentConfig`, every knob of the above (`AgentConfig.paper()` is Table 6).
+* `config`: `AgentConfig`, every knob of the above (`AgentConfig.paper()` is Table 6);
+* `generalist`: one decision network pretrained across programs (imitation, DAgger), shipped;
+* `guide`: its intent network, the uses it wants in fast memory, for the placer;
+* `improvement`: a search in the generalist's parameters on the true game (off by default).
 """
 
 from jaxmmap.agent.config import AgentConfig

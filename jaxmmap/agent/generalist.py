@@ -89,8 +89,6 @@ class GeneralistConfig:
         buffers and generated seeds 100-109, none held out: its own game beat greedy's on 18,
         tied 4, lost 2, geometric mean 1.158x, against 15/3/6 and 1.126x at 1.0; 0.25 and 0.75
         were measured too; docs/agent.md).
-      intent_weight: the weight of the intents' cross-entropy beside the moves' (where the rows
-        have intents, `guide.intent_rows`).
     """
 
     widths: tuple[int, ...] = (128, 128)
@@ -107,7 +105,6 @@ class GeneralistConfig:
     select_every: int = 5
     search: str = "head"
     correction: float = 1.0
-    intent_weight: float = 1.0
 
 
 def network(config: GeneralistConfig) -> PolicyValueNet:
@@ -289,35 +286,21 @@ def _optimizer(config: GeneralistConfig):
     return optax.adamw(config.learning_rate, weight_decay=config.weight_decay)
 
 
-def loss(params, phi, legal, action, intent_phi=None, intent=None, *, config: GeneralistConfig):
+def loss(params, phi, legal, action, *, config: GeneralistConfig):
     """Mean cross-entropy of the teacher's moves over the legal moves, and the accuracy of the
-    network's greedy choice; with intent rows (`guide.intent_rows`), plus `config.intent_weight`
-    times the mean cross-entropy of the teacher's intents over all three moves."""
-    net = network(config)
-    logits, _ = net.apply(params, phi)
+    network's greedy choice. (The intent network's rows have every move legal, `guide.fit`.)"""
+    logits, _ = network(config).apply(params, phi)
     logits = jnp.where(legal, logits, -1e9)
-    ce = jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits, action))
-    if intent is not None:
-        wanted, _ = net.apply(params, intent_phi)
-        ce = ce + config.intent_weight * jnp.mean(optax.softmax_cross_entropy_with_integer_labels(wanted, intent))
-    return ce, jnp.mean(jnp.argmax(logits, -1) == action)
-
-
-INTENT_KEYS = ("intent_phi", "intent")
+    ce = optax.softmax_cross_entropy_with_integer_labels(logits, action)
+    return jnp.mean(ce), jnp.mean(jnp.argmax(logits, -1) == action)
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
 def train_step(params, opt_state, key, data, *, config: GeneralistConfig):
-    """One AdamW step on a batch of the decision rows (and one of the intent rows, where `data`
-    has them)."""
     index = jax.random.randint(key, (config.batch_size,), 0, data["action"].shape[0])
-    batch = jax.tree.map(lambda x: x[index], {k: v for k, v in data.items() if k not in INTENT_KEYS})
-    wanted = {}
-    if "intent" in data:
-        index = jax.random.randint(jax.random.fold_in(key, 1), (config.batch_size,), 0, data["intent"].shape[0])
-        wanted = {k: data[k][index] for k in INTENT_KEYS}
+    batch = jax.tree.map(lambda x: x[index], data)
     (value, accuracy), grads = jax.value_and_grad(loss, has_aux=True)(
-        params, batch["phi"], batch["legal"], batch["action"], **wanted, config=config)
+        params, batch["phi"], batch["legal"], batch["action"], config=config)
     updates, opt_state = _optimizer(config).update(grads, opt_state, params)
     return optax.apply_updates(params, updates), opt_state, value, accuracy
 
@@ -343,8 +326,7 @@ def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str |
     (a changed config run again in its folder) is not resumed: the training starts over, saying so."""
     params = init_params(config)
     # the rows and what the training reads (more `steps` resume; the games' correction is not read)
-    read = [config.widths, config.batch_size, config.learning_rate, config.weight_decay, config.seed]
-    origin = digest(repr(read + ([config.intent_weight] if "intent" in data else [])), data)
+    origin = digest(repr([config.widths, config.batch_size, config.learning_rate, config.weight_decay, config.seed]), data)
     fresh = {"params": params, "opt_state": _optimizer(config).init(params), "step": 0, "origin": origin}
     path = None if workdir is None else os.path.join(workdir, "state.msgpack")
     state = _restored(path, fresh, "training", log)
@@ -362,8 +344,8 @@ def fit(data: dict[str, np.ndarray], config: GeneralistConfig, *, workdir: str |
             with atomic(path, "wb") as f:
                 f.write(serialization.to_bytes(state))
             log(f"step {step + 1}: loss {float(value):.4f}, accuracy {float(accuracy):.3f}")
-    value, accuracy = jax.jit(functools.partial(loss, config=config))(  # over all the rows
-        state["params"], data["phi"], data["legal"], data["action"], *(data.get(k) for k in INTENT_KEYS))
+    value, accuracy = jax.jit(functools.partial(loss, config=config))(
+        state["params"], data["phi"], data["legal"], data["action"])  # over all the rows
     return {"params": state["params"], "loss": float(value), "accuracy": float(accuracy)}
 
 
@@ -401,12 +383,16 @@ def untrained(params):
 # ----------------------------------------------------------------------------------------------
 
 
-def ship(params, config: GeneralistConfig, folder: str, about: dict) -> None:
+def ship(params, config: GeneralistConfig, folder: str, about: dict, intent=None) -> None:
     """Writes the parameters, their config ("network") and what made them (`about`: the run's
-    config, its programs, its figures) into `folder`."""
+    config, its programs, its figures) into `folder`; with `intent`, the intent network's
+    parameters too (`agent.guide`)."""
     os.makedirs(folder, exist_ok=True)
     with atomic(os.path.join(folder, "params.msgpack"), "wb") as f:
         f.write(serialization.to_bytes(params))
+    if intent is not None:
+        with atomic(os.path.join(folder, "intent.msgpack"), "wb") as f:
+            f.write(serialization.to_bytes(intent))
     write_json(os.path.join(folder, "config.json"), {**about, "network": dataclasses.asdict(config)}, indent=2)
 
 
@@ -418,6 +404,14 @@ def load() -> tuple[object, GeneralistConfig, dict]:
     about = json.loads(root.joinpath("config.json").read_text(encoding="utf-8"))
     config = GeneralistConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in about["network"].items()})
     return params_from(root.joinpath("params.msgpack").read_bytes()), config, about
+
+
+@functools.cache
+def load_intent():
+    """The shipped intent network's parameters (`agent.guide`; the policy network's widths), or
+    None when the package holds none."""
+    path = importlib.resources.files("jaxmmap").joinpath(SHIPPED).joinpath("intent.msgpack")
+    return params_from(path.read_bytes()) if path.is_file() else None
 
 
 def params_from(data: bytes):

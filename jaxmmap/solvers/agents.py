@@ -3,7 +3,7 @@
 mcts         tree search over the true game at every move, no learning (the paper's MCTS ablation)
 muzero       the agent trained for the budget (`AgentConfig`, default mode "expert"), its best game
 muzero-prod  the heuristic's plan, then the agent, its best game placed (MMap-MuZero-prod)
-generalist   the pretrained network's greedy game (`agent.generalist`), zero-shot
+generalist   the pretrained network's greedy game (`agent.generalist`) and its guide (`agent.guide`), zero-shot
 """
 
 from __future__ import annotations
@@ -327,8 +327,11 @@ def _guided_game(clock: Anytime, problem: Problem, instance, rules: Rules, shipp
     """The network's greedy game on the clock, in slices (`rollout.in_slices`), recording its guide
     (`agent.guide.play`), ended Drop-first if the budget ends inside it; the won game is offered to
     `clock`. Returns (whether it ended by its own moves, the guide float32[N, 3])."""
+    intent = generalist_lib.load_intent()
+    intent = shipped if intent is None else intent  # (a package without one: a guide of no use, the same compile)
+
     def advance(carry, moves):
-        return guide_lib.play(shipped, context, *carry, moves, jnp.bool_(False), config=config)
+        return guide_lib.play(shipped, intent, context, *carry, moves, jnp.bool_(False), config=config)
 
     def tail(carry, rate, first):  # (ended Drop-first by the same compiled loop: no compile)
         return (instance.width.shape[0] - int(carry[0].board.cursor)) / max(rate, ALONE_RATE)
@@ -336,7 +339,8 @@ def _guided_game(clock: Anytime, problem: Problem, instance, rules: Rules, shipp
     first = (nth_game(start(instance, 1), 0), guide_lib.no_guide(instance.width.shape[0]))
     (state, wish), finished = in_slices(clock, advance, first, lambda carry: carry[0].done, tail=tail)
     if not finished:
-        state, wish = guide_lib.play(shipped, context, state, wish, jnp.int32(2 ** 30), jnp.bool_(True), config=config)
+        state, wish = guide_lib.play(shipped, intent, context, state, wish, jnp.int32(2 ** 30), jnp.bool_(True),
+                                     config=config)
     if bool(state.done) and not bool(state.lost):
         clock.offer(to_solution(problem, state, rules, solver=solver))
     return finished, np.asarray(wish, np.float32)[:problem.num_buffers]
