@@ -326,9 +326,10 @@ def _network_games(problem: Problem, budget_s: float, seed: int, rules: Rules, s
 def _guided_game(clock: Anytime, problem: Problem, instance, rules: Rules, shipped, context, config, solver: str):
     """The network's greedy game on the clock, in slices (`rollout.in_slices`), recording its guide
     (`agent.guide.play`), ended Drop-first if the budget ends inside it; the won game is offered to
-    `clock`. Returns (whether it ended by its own moves, the guide float32[N, 3])."""
-    intent = generalist_lib.load_intent()
-    intent = shipped if intent is None else intent  # (a package without one: a guide of no use, the same compile)
+    `clock`. Returns (whether it ended by its own moves, the guide float32[N, 3], or None where the
+    package holds no intent network)."""
+    shipped_intent = generalist_lib.load_intent()
+    intent = shipped if shipped_intent is None else shipped_intent  # (none: the same game, its guide not returned)
 
     def advance(carry, moves):
         return guide_lib.play(shipped, intent, context, *carry, moves, jnp.bool_(False), config=config)
@@ -343,7 +344,7 @@ def _guided_game(clock: Anytime, problem: Problem, instance, rules: Rules, shipp
                                      config=config)
     if bool(state.done) and not bool(state.lost):
         clock.offer(to_solution(problem, state, rules, solver=solver))
-    return finished, np.asarray(wish, np.float32)[:problem.num_buffers]
+    return finished, None if shipped_intent is None else np.asarray(wish, np.float32)[:problem.num_buffers]
 
 
 @functools.cache

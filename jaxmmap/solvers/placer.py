@@ -79,8 +79,8 @@ RESTART_MOVES = 4
 FRESH = True
 
 #: How sure a guide (`place(guide=...)`) must be to overrule the placement of no decisions: a
-#: use it gives Drop a probability below 1 - this is served from fast memory, one it gives more
-#: is left in slow memory. Chosen on the generalist's selection programs (generated seeds
+#: use it gives Drop a probability below 1 minus this is served from fast memory, one it gives
+#: Drop more than this is left in slow memory. Chosen on the generalist's selection programs (generated seeds
 #: 100-109, neither trained on nor held out; docs/agent.md): at 0.95 that placement was above the
 #: placement of no decisions on 8 of 10 (geometric mean 1.018x), at 0.8 on 5, at 0.6 on 4.
 GUIDE_CONFIDENCE = 0.95
