@@ -6,6 +6,7 @@ whole file."""
 
 import dataclasses
 import time
+import types
 
 import chex
 import jax
@@ -242,6 +243,28 @@ def test_muzero_with_a_place_share_searches_for_the_rest_and_then_places_its_bes
         agents.muzero(problem, 4.0, 0, place_share=1.0)
 
 
+def test_pretrained_muzero_places_its_best_game_with_the_shipped_networks_guide(monkeypatch):
+    """Pretrained, `muzero` on a program below `agents.LARGE` also plays the shipped network's
+    game for its guide (`agent.guide`, the `generalist` solver's), which its first placed round
+    reads and its result carries (for `solve`'s placer); fresh, it has no guide."""
+    problem = generate(11, num_instructions=37, inplace_prob=0.2)
+    game = dataclasses.replace(greedy(problem, 10.0, 0).solution, solver="muzero")
+    monkeypatch.setattr(agents, "fit", lambda *a, **k: types.SimpleNamespace(solution=game, trace=[], history=[]))
+    seen, real_rounds = [], agents._placed_rounds
+
+    def placed_rounds(*args, guide=None):
+        seen.append(guide)
+        return real_rounds(*args, guide=guide)
+
+    monkeypatch.setattr(agents, "_placed_rounds", placed_rounds)
+    results = [agents.muzero(problem, 8.0, 0, pretrained=p, place_share=0.5) for p in (False, True)]
+    assert seen[0] is None and results[0].guide is None
+    np.testing.assert_array_equal(seen[1], agents.generalist(problem, 10.0, 0).guide)
+    assert results[1].guide is seen[1] and np.isfinite(seen[1]).any()
+    for result in results:
+        assert result.solution.solver == "muzero+placed" and validate(problem, result.solution).ok
+
+
 def test_the_placed_rounds_go_on_after_a_round_that_did_not_pay_until_their_patience(monkeypatch):
     """`muzero`'s placed rounds: each from the best so far, with new seeds; they stop after
     `ROUNDS_PATIENCE` rounds in a row that did not pay, not at the first."""
@@ -249,17 +272,21 @@ def test_the_placed_rounds_go_on_after_a_round_that_did_not_pay_until_their_pati
     game = greedy(problem, 10.0, 0).solution
     calls = []
 
-    def place(problem, solution, *, seed, replan, **kwargs):
-        calls.append((solution.ret, seed, replan))
+    def place(problem, solution, *, seed, replan, fresh, guide, each_start, **kwargs):
+        assert each_start == fresh
+        calls.append((solution.ret, seed, replan, fresh, guide))
         pays = len(calls) in (1, 3)  # the first and the third round pay
         return dataclasses.replace(solution, ret=solution.ret + 1, solver="x+placed") if pays else solution
 
     monkeypatch.setattr(agents, "place", place)
-    trace = []
-    best, rounds = agents._placed_rounds(problem, RULES, 7, game, trace, time.perf_counter(), 600.0)
+    trace, guide = [], np.full((problem.num_buffers, 3), 0.5, np.float32)
+    best, rounds = agents._placed_rounds(problem, RULES, 7, game, trace, time.perf_counter(), 600.0, guide=guide)
     assert rounds == 3 + agents.ROUNDS_PATIENCE and best.ret == game.ret + 2
     assert best.solver == f"{game.solver}+placed" and [r for _, r in trace] == [game.ret + 1, game.ret + 2]
     assert [c[2] for c in calls] == [True] + [False] * (rounds - 1)  # placed again the first time only
+    # the first round also starts from no decisions and from the guide's flips of them
+    assert [c[3] for c in calls] == [agents.ROUND_FRESH] + [False] * (rounds - 1)
+    assert calls[0][4] is guide and all(c[4] is None for c in calls[1:])
     assert [c[0] for c in calls[:3]] == [game.ret, game.ret + 1, game.ret + 1]  # from the best so far
     assert len({c[1] for c in calls}) == rounds  # new seeds every round
 

@@ -318,6 +318,31 @@ def test_fresh_goes_on_from_no_decisions_where_they_place_higher():
     assert again.metadata.get("start", "decisions") == "decisions"  # (none place higher than these)
 
 
+def test_each_start_descends_from_every_start_and_keeps_the_best(monkeypatch):
+    """`each_start`: the moves descend from the decisions' placement and from the placement of no
+    decisions alike (best first), not from the higher only; the best descent is kept, never
+    below the descent from the higher start alone, and named by its start."""
+    from jaxmmap.env.rollout import play
+    from jaxmmap.solvers import placer
+
+    problem = generate(3, num_instructions=100)
+    rules = Rules(columns=auto_columns(problem))
+    raw, _ = play(problem, "random", seed=0, rules=rules)
+    single = place(problem, raw, budget_s=60, patience=4, fresh=True)
+    origins, real = [], placer._descents
+
+    def descents(problem, rules, origin, **kwargs):
+        origins.append(origin.ret)
+        return real(problem, rules, origin, **kwargs)
+
+    monkeypatch.setattr(placer, "_descents", descents)
+    each = place(problem, raw, budget_s=60, patience=4, fresh=True, each_start=True)
+    assert len(origins) == 2 and origins[0] > origins[1]  # (nothing's placement first: it is higher)
+    assert validate(problem, each).ok and each.ret >= single.ret
+    assert each.metadata["start"] in ("nothing", "decisions") and single.metadata["start"] == "nothing"
+    assert each.metadata["moves"][1] > single.metadata["moves"][1]
+
+
 def test_the_placement_of_nothing_is_the_floor_where_the_solver_leaves_no_time(monkeypatch):
     """`solve` places no decisions before the solver runs: a solver that overruns its share
     (the placer then gets no time) still yields that placement, and its games run without the

@@ -110,10 +110,13 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
         options["generations_per_chunk"] = 1
     config = agent_config(**options)
     mode = config.mode
-    began, first = time.perf_counter(), None
+    began, first, guide = time.perf_counter(), None, None
     if large and mode == "expert" and demonstration is None:
         first = _first_game(problem, START_SHARE * (1 - place_share) * budget_s, seed, rules, config.pretrained)
-        demonstration = first.solution.action
+        demonstration, guide = first.solution.action, first.guide
+    elif config.pretrained and place_share > 0:  # (its game's guide only: the search plays the network's games)
+        guide = _network_games(problem, START_SHARE * (1 - place_share) * budget_s, seed, rules,
+                               generalist_lib.load()[0], samples=False).guide
     before = time.perf_counter() - began
     outcome = fit(problem, config, rules=rules, seed=seed, budget_s=(1 - place_share) * budget_s - before,
                   max_iterations=max_iterations, padding=padding, solver="muzero",
@@ -132,20 +135,27 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     info = {"iterations": last["iteration"], "episodes": last["episodes"], "mode": mode,
             "start": None if first is None else first.solution.solver, "game": float(solution.ret)}
     if place_share > 0:
-        solution, rounds = _placed_rounds(problem, rules, seed, solution, trace, began, budget_s)
+        solution, rounds = _placed_rounds(problem, rules, seed, solution, trace, began, budget_s, guide=guide)
         info["place_rounds"] = rounds
-    return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - began, info=info)
+    return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - began, info=info,
+                  guide=guide)
 
 
-def _placed_rounds(problem: Problem, rules: Rules, seed: int, game, trace: list, began: float, budget_s: float):
+def _placed_rounds(problem: Problem, rules: Rules, seed: int, game, trace: list, began: float, budget_s: float,
+                   guide: np.ndarray | None = None):
     """`muzero`'s last part: its best `game` placed, then rounds of the placer's local moves
     (each `placer.RESTARTS + 1` descents from the best so far, new seeds each round) until the
     budget ends or `ROUNDS_PATIENCE` rounds in a row have not paid; each better solution is
-    appended to `trace`. Returns the best solution and the number of rounds."""
+    appended to `trace`. With `ROUND_FRESH` the first round descends from each of the game's
+    placement, the placement of no decisions, and that with the pretrained network's `guide` read
+    in (`placer.place(fresh=..., guide=..., each_start=True)`). Returns the best solution and the
+    number of rounds."""
     best, rounds, since = game, 0, 0
     while (left := budget_s - (time.perf_counter() - began)) > ROUND_FLOOR_S and since < ROUNDS_PATIENCE:
+        first = rounds == 0
         placed = place(problem, best, rules=rules, budget_s=left, seed=seed + 10 * rounds, restarts=RESTARTS,
-                       replan=rounds == 0)
+                       replan=first, fresh=first and ROUND_FRESH, guide=guide if first else None,
+                       each_start=first and ROUND_FRESH)
         rounds, since = rounds + 1, since + 1
         if placed is not best:
             best, since = dataclasses.replace(placed, solver=f"{game.solver}+placed"), 0
@@ -153,6 +163,8 @@ def _placed_rounds(problem: Problem, rules: Rules, seed: int, game, trace: list,
     return best, rounds
 
 
+#: `_placed_rounds`' first round also descends from the placement of no decisions (and the guide's).
+ROUND_FRESH = True
 #: `_placed_rounds` stops after this many rounds in a row that did not pay. (With one, the agent
 #: stopped after 376 s of a 600 s budget at 411 buffers, in Table 2's run of 2026-11-27.)
 ROUNDS_PATIENCE = 3

@@ -195,34 +195,36 @@ def place_nothing(problem: Problem, *, rules: Rules, budget_s: float = 10.0) -> 
     return nothing
 
 
-def _start(problem: Problem, rules: Rules, solution: Solution, placed: Solution, *, fresh, guide, grow: bool,
-           prepared, deadline: float) -> tuple[Solution, str, Solution | None]:
-    """`place`'s start for the moves: the best of `placed` (the decisions' placement, or the
-    input), the placement of no decisions (`fresh`) and that placement with `guide` read in
-    (`guided`). Returns (the start, its name: "decisions", "nothing" or "guide", the placement
-    of no decisions or None). None of them is made once the deadline has passed."""
+def _starts(problem: Problem, rules: Rules, solution: Solution, placed: Solution, *, fresh, guide, grow: bool,
+            prepared, deadline: float) -> tuple[list[tuple[str, Solution]], Solution | None]:
+    """`place`'s starts for the moves, best first: `placed` (the decisions' placement, or the
+    input) as "decisions", the placement of no decisions (`fresh`) as "nothing", and that
+    placement with `guide` read in (`guided`) as "guide", each where it places higher than the
+    input (the decisions always). Returns (the starts, the placement of no decisions or None).
+    None of them is made once the deadline has passed."""
     if guide is not None and np.shape(guide) != (problem.num_buffers, 3):
         raise ValueError(f"guide must be float[{problem.num_buffers}, 3], got shape {np.shape(guide)}")
-    begun = "decisions"
+    starts = [("decisions", placed)]
     nothing = fresh if isinstance(fresh, Solution) else None
     if fresh is True and grow and time.perf_counter() < deadline:
         nothing = _no_decisions(problem, rules, prepared=prepared, deadline=deadline)
-    if nothing is not None and nothing.ret > max(placed.ret, solution.ret):
-        placed, begun = nothing, "nothing"
+    if nothing is not None and nothing.ret > solution.ret:
+        starts.append(("nothing", nothing))
     if guide is not None and nothing is not None and grow and time.perf_counter() < deadline:
         flips = guided(nothing.action, guide)
         if (flips != nothing.action).any():  # (a guide that agrees throughout: no other start)
             flipped = _placement(problem, rules, flips, prepared=prepared, deadline=deadline, grow=True)
-            if flipped.ret > max(placed.ret, solution.ret):
-                placed, begun = flipped, "guide"
-    return placed, begun, nothing
+            if flipped.ret > solution.ret:
+                starts.append(("guide", flipped))
+    # (best first; on a tie the earlier: the decisions before the placement of no decisions)
+    return sorted(starts, key=lambda s: -s[1].ret), nothing
 
 
 def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
           budget_s: float = 10.0, grow: bool = True, moves: int | None = None,
           patience: int | None = MOVES, noise: float = NOISE, seed: int = 0,
           replan: bool = True, restarts: int | None = 0, fresh: bool | Solution = False,
-          guide: np.ndarray | None = None) -> Solution:
+          guide: np.ndarray | None = None, each_start: bool = False) -> Solution:
     """`solution`'s decisions placed again, grown, improved, and validated; never worse than
     `solution`.
 
@@ -258,7 +260,10 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
         made before (`place_nothing`, under the same rules), taken even when the budget is over.
       guide: with `fresh` and `grow`, a network's probabilities of Copy, NoCopy and Drop per
         buffer (float[N, 3], NaN: no opinion; the generalist's, `agent.guide`): the placement of
-        no decisions with the uses it is sure of flipped (`guided`) is one more start (`_start`).
+        no decisions with the uses it is sure of flipped (`guided`) is one more start (`_starts`).
+      each_start: descend from each start (the decisions', `fresh`'s and `guide`'s), each with an
+        equal share of the time left, and keep the best, instead of from the highest start only
+        (a higher start does not always descend higher).
 
     Returns the better of the placed solution and `solution`. A placed one has the solver
     `"<solver>+placed"` and metadata `placed_from` (the input's return), `placed_decisions` (how
@@ -278,16 +283,24 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
     prepared = None if late else _prepared(problem, rules)
     placed = solution if not replan or late else _placement(problem, rules, solution.action, prepared=prepared,
                                                             deadline=deadline, grow=grow)
-    placed, begun, nothing = _start(problem, rules, solution, placed, fresh=fresh, guide=guide, grow=grow,
-                                    prepared=prepared, deadline=deadline)
+    starts, nothing = _starts(problem, rules, solution, placed, fresh=fresh, guide=guide, grow=grow,
+                              prepared=prepared, deadline=deadline)
+    begun, placed = starts[0]
     counts = [0, 0]
     if grow and (moves is None or moves > 0) and not late:
-        # Moves start from the better of the two: a placement that lost decisions it could not
-        # fit may still be a worse start than the input itself.
-        origin = placed if placed.ret >= solution.ret else solution
-        improved, counts = _descents(problem, rules, origin, restarts=restarts, prepared=prepared,
-                                     deadline=deadline, moves=moves, patience=patience, noise=noise, seed=seed)
-        placed = improved if improved is not origin else placed
+        for i, (name, candidate) in enumerate(starts if each_start else starts[:1]):
+            # Moves start from the better of the two: a placement that lost decisions it could not
+            # fit may still be a worse start than the input itself.
+            origin = candidate if candidate.ret >= solution.ret else solution
+            # (each start its share of what is left)
+            share = time.perf_counter() + (deadline - time.perf_counter()) / (len(starts) - i) if each_start else deadline
+            improved, more = _descents(problem, rules, origin, restarts=restarts, prepared=prepared,
+                                       deadline=share, moves=None if moves is None else moves - counts[1],
+                                       patience=patience, noise=noise, seed=seed)
+            counts = [counts[0] + more[0], counts[1] + more[1]]
+            improved = improved if improved is not origin else candidate
+            if i == 0 or improved.ret > placed.ret:
+                begun, placed = name, improved
     if placed.ret <= solution.ret:
         return solution
     checked = placed is nothing and nothing is fresh  # (`place_nothing` checked it)
