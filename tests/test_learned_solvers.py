@@ -246,7 +246,7 @@ def test_muzero_with_a_place_share_searches_for_the_rest_and_then_places_its_bes
 def test_pretrained_muzero_places_its_best_game_with_the_shipped_networks_guide(monkeypatch):
     """Pretrained, `muzero` on a program below `agents.LARGE` also plays the shipped network's
     game for its guide (`agent.guide`, the `generalist` solver's), which its first placed round
-    reads and its result carries (for `solve`'s placer); fresh, it has no guide."""
+    reads and its result carries (for `solve`'s placer); fresh, or with `guide=False`, none."""
     problem = generate(11, num_instructions=37, inplace_prob=0.2)
     game = dataclasses.replace(greedy(problem, 10.0, 0).solution, solver="muzero")
     monkeypatch.setattr(agents, "fit", lambda *a, **k: types.SimpleNamespace(solution=game, trace=[], history=[]))
@@ -257,8 +257,9 @@ def test_pretrained_muzero_places_its_best_game_with_the_shipped_networks_guide(
         return real_rounds(*args, guide=guide)
 
     monkeypatch.setattr(agents, "_placed_rounds", placed_rounds)
-    results = [agents.muzero(problem, 8.0, 0, pretrained=p, place_share=0.5) for p in (False, True)]
-    assert seen[0] is None and results[0].guide is None
+    results = [agents.muzero(problem, 8.0, 0, pretrained=p, guide=g, place_share=0.5)
+               for p, g in ((False, True), (True, True), (True, False))]
+    assert seen[0] is None and results[0].guide is None and seen[2] is None and results[2].guide is None
     np.testing.assert_array_equal(seen[1], agents.generalist(problem, 10.0, 0).guide)
     assert results[1].guide is seen[1] and np.isfinite(seen[1]).any()
     for result in results:

@@ -76,7 +76,7 @@ def mcts(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
 def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
            max_iterations: int | None = None, padding: tuple[int, int, int] | None = None,
            demonstration: np.ndarray | None = None, progress: bool = False, workdir: str | None = None,
-           checkpoint_every: int = 10, place_share: float | None = None, **options) -> Result:
+           checkpoint_every: int = 10, place_share: float | None = None, guide: bool = True, **options) -> Result:
     """A solver: trains the agent (`AgentConfig(**options)`; its default mode is "expert") for
     the budget and returns its best game (placed, with `place_share`). Options are
     `AgentConfig` fields; `network` may be a dict of NetworkConfig fields. `progress` shows a
@@ -96,7 +96,10 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     of the budget and the rest places its best game physically and improves it by rounds of the
     placer's local moves (`_placed_rounds`): the written solution is the simulator's, not the
     game's own placement (`info["game"]` keeps the game's return, `info["place_rounds"]` the
-    rounds).
+    rounds). Their first round descends from each start (`ROUND_FRESH`): the game's placement,
+    the placement of no decisions, and with `pretrained` and `guide` that placement with the
+    shipped network's guide read in (`agent.guide`; below `LARGE` buffers its game is played for
+    the guide alone, within `START_SHARE` of the search's budget); the result carries the guide.
 
     Raises `NoGameError` when no game finished within the budget."""
     place_share = PLACE_ROUNDS_SHARE if place_share is None else place_share
@@ -110,13 +113,13 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
         options["generations_per_chunk"] = 1
     config = agent_config(**options)
     mode = config.mode
-    began, first, guide = time.perf_counter(), None, None
+    began, first, wish = time.perf_counter(), None, None  # (wish: the guide, float32[N, 3], where drawn)
     if large and mode == "expert" and demonstration is None:
         first = _first_game(problem, START_SHARE * (1 - place_share) * budget_s, seed, rules, config.pretrained)
-        demonstration, guide = first.solution.action, first.guide
-    elif config.pretrained and place_share > 0:  # (its game's guide only: the search plays the network's games)
-        guide = _network_games(problem, START_SHARE * (1 - place_share) * budget_s, seed, rules,
-                               generalist_lib.load()[0], samples=False).guide
+        demonstration, wish = first.solution.action, first.guide if guide else None
+    elif config.pretrained and guide and place_share > 0:  # (its game's guide only: the search plays its games)
+        wish = _network_games(problem, START_SHARE * (1 - place_share) * budget_s, seed, rules,
+                              generalist_lib.load()[0], samples=False).guide
     before = time.perf_counter() - began
     outcome = fit(problem, config, rules=rules, seed=seed, budget_s=(1 - place_share) * budget_s - before,
                   max_iterations=max_iterations, padding=padding, solver="muzero",
@@ -135,10 +138,10 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     info = {"iterations": last["iteration"], "episodes": last["episodes"], "mode": mode,
             "start": None if first is None else first.solution.solver, "game": float(solution.ret)}
     if place_share > 0:
-        solution, rounds = _placed_rounds(problem, rules, seed, solution, trace, began, budget_s, guide=guide)
+        solution, rounds = _placed_rounds(problem, rules, seed, solution, trace, began, budget_s, guide=wish)
         info["place_rounds"] = rounds
     return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - began, info=info,
-                  guide=guide)
+                  guide=wish)
 
 
 def _placed_rounds(problem: Problem, rules: Rules, seed: int, game, trace: list, began: float, budget_s: float,
