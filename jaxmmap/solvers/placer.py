@@ -220,6 +220,26 @@ def _starts(problem: Problem, rules: Rules, solution: Solution, placed: Solution
     return sorted(starts, key=lambda s: -s[1].ret), nothing
 
 
+def _descend(problem: Problem, rules: Rules, solution: Solution, starts: list[tuple[str, Solution]], *,
+             deadline: float, moves: int | None, **how) -> tuple[str, Solution, list[int]]:
+    """`_descents` from each of `starts` (best first), each with an equal share of the time left
+    before `deadline`; returns (the best descent's start name, the best descent, the moves of
+    all). `how`: `_descents`' other arguments."""
+    counts, best = [0, 0], None
+    for i, (name, candidate) in enumerate(starts):
+        # Moves start from the better of the two: a placement that lost decisions it could not
+        # fit may still be a worse start than the input itself.
+        origin = candidate if candidate.ret >= solution.ret else solution
+        share = time.perf_counter() + (deadline - time.perf_counter()) / (len(starts) - i)
+        improved, more = _descents(problem, rules, origin, deadline=share,
+                                   moves=None if moves is None else moves - counts[1], **how)
+        counts = [counts[0] + more[0], counts[1] + more[1]]
+        improved = improved if improved is not origin else candidate
+        if best is None or improved.ret > best[1].ret:
+            best = (name, improved)
+    return (*best, counts)
+
+
 def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
           budget_s: float = 10.0, grow: bool = True, moves: int | None = None,
           patience: int | None = MOVES, noise: float = NOISE, seed: int = 0,
@@ -285,22 +305,11 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
                                                             deadline=deadline, grow=grow)
     starts, nothing = _starts(problem, rules, solution, placed, fresh=fresh, guide=guide, grow=grow,
                               prepared=prepared, deadline=deadline)
-    begun, placed = starts[0]
-    counts = [0, 0]
+    (begun, placed), counts = starts[0], [0, 0]
     if grow and (moves is None or moves > 0) and not late:
-        for i, (name, candidate) in enumerate(starts if each_start else starts[:1]):
-            # Moves start from the better of the two: a placement that lost decisions it could not
-            # fit may still be a worse start than the input itself.
-            origin = candidate if candidate.ret >= solution.ret else solution
-            # (each start its share of what is left)
-            share = time.perf_counter() + (deadline - time.perf_counter()) / (len(starts) - i) if each_start else deadline
-            improved, more = _descents(problem, rules, origin, restarts=restarts, prepared=prepared,
-                                       deadline=share, moves=None if moves is None else moves - counts[1],
-                                       patience=patience, noise=noise, seed=seed)
-            counts = [counts[0] + more[0], counts[1] + more[1]]
-            improved = improved if improved is not origin else candidate
-            if i == 0 or improved.ret > placed.ret:
-                begun, placed = name, improved
+        begun, placed, counts = _descend(problem, rules, solution, starts if each_start else starts[:1],
+                                         restarts=restarts, prepared=prepared, deadline=deadline, moves=moves,
+                                         patience=patience, noise=noise, seed=seed)
     if placed.ret <= solution.ret:
         return solution
     checked = placed is nothing and nothing is fresh  # (`place_nothing` checked it)
