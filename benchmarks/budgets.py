@@ -3,6 +3,7 @@ valid solution, and within 8 GB of memory?
 
     python benchmarks/budgets.py --budgets 30 120 -o docs/results/budgets.json
     python benchmarks/budgets.py --solvers greedy random --instances suite:gpt_large_train@tpu_v4i
+    python benchmarks/budgets.py --solvers muzero --option muzero.pretrained=true
 
 Each run is what a user types, `jaxmmap solve P --solver S --budget B --seed 0` (placer on, no
 heuristic baseline), in a fresh process with JAX's persistent compilation cache off, so start-up
@@ -51,10 +52,12 @@ def instances(names: list[str] | None, folder: Path):
         yield label, name, open_problem(name)
 
 
-def run(argument: str, solver: str, budget: float, out: Path, timeout: float):
-    """Runs one `jaxmmap solve`; returns (seconds, peak RSS in GB, error line or "")."""
+def run(argument: str, solver: str, budget: float, out: Path, timeout: float, options: list[str] = ()):
+    """Runs one `jaxmmap solve` (`options`: its `--option KEY=VALUE`s); returns (seconds, peak RSS in
+    GB, error line or "")."""
     command = [sys.executable, "-m", "jaxmmap", "solve", argument, "--solver", solver, "--budget", f"{budget:g}",
                "--seed", "0", "--baseline-budget", "0", "-o", str(out)]
+    command += [arg for option in options for arg in ("--option", option)]
     env = dict(os.environ, JAXMMAP_COMPILATION_CACHE="off")
     errors = out.with_suffix(".stderr")
     t0 = time.perf_counter()
@@ -76,9 +79,13 @@ def main():
     parser.add_argument("--budgets", type=float, nargs="+", default=[30.0, 120.0])
     parser.add_argument("--solvers", nargs="+", default=DEFAULT_SOLVERS, choices=sorted(SOLVERS))
     parser.add_argument("--instances", nargs="*", help="PROBLEM arguments (default: the two above)")
+    parser.add_argument("--option", action="append", default=[], metavar="SOLVER.KEY=VALUE",
+                        help="passed to every run as `jaxmmap solve --option` (a solver's own options)")
     parser.add_argument("-o", "--output", help="JSON file of the rows")
     args = parser.parse_args()
     rows = []
+    if args.option:
+        print("options:", " ".join(args.option))
     print(f"{'instance':34} {'buffers':>8} {'solver':12} {'budget':>7} {'used':>7} {'ratio':>6} {'kept':>5} "
           f"{'peak GB':>8} {'return':>12}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -87,13 +94,16 @@ def main():
             for budget in args.budgets:
                 for solver in args.solvers:
                     out = folder / f"{solver}-{budget:g}.json"
-                    seconds, peak_gb, note = run(argument, solver, budget, out, timeout=promise(budget) + 60)
+                    seconds, peak_gb, note = run(argument, solver, budget, out, timeout=promise(budget) + 60,
+                                                 options=[o.split(".", 1)[1] for o in args.option
+                                                          if o.startswith(f"{solver}.")])
                     ret = float("nan")
                     if not note:
                         solution = load_solution(out)
                         report = validate(problem, solution)
                         ret, note = (solution.ret, "") if report.ok else (float("nan"), "INVALID")
-                    row = {"instance": label, "buffers": problem.num_buffers, "solver": solver, "budget_s": budget,
+                    row = {"instance": label, "buffers": problem.num_buffers, "solver": solver,
+                           "options": [o for o in args.option if o.startswith(f"{solver}.")], "budget_s": budget,
                            "seconds": seconds, "ratio": seconds / budget, "kept": seconds <= promise(budget),
                            "peak_gb": peak_gb, "memory_kept": peak_gb <= MEMORY_GB, "return": ret, "note": note}
                     rows.append(row)
@@ -104,8 +114,9 @@ def main():
                         write_json(args.output, finite({"rows": rows}), indent=1)
     kept = sum(r["kept"] for r in rows)
     memory = sum(r["memory_kept"] for r in rows)
+    errors = sum(bool(r["note"]) for r in rows)
     print(f"promise kept (<= 1.1 x budget + 10 s) in {kept} of {len(rows)} runs; "
-          f"peak memory <= {MEMORY_GB:g} GB in {memory} of {len(rows)}")
+          f"peak memory <= {MEMORY_GB:g} GB in {memory} of {len(rows)}; no valid solution in {errors}")
 
 
 if __name__ == "__main__":
