@@ -84,6 +84,9 @@ def main():
     parser.add_argument("-o", "--output", help="JSON file of the rows")
     args = parser.parse_args()
     rows = []
+    strays = [o for o in args.option if o.split(".", 1)[0] not in args.solvers or "=" not in o]
+    if strays:
+        parser.error(f"--option {strays[0]!r}: write SOLVER.KEY=VALUE for a solver in --solvers")
     if args.option:
         print("options:", " ".join(args.option))
     print(f"{'instance':34} {'buffers':>8} {'solver':12} {'budget':>7} {'used':>7} {'ratio':>6} {'kept':>5} "
@@ -94,16 +97,16 @@ def main():
             for budget in args.budgets:
                 for solver in args.solvers:
                     out = folder / f"{solver}-{budget:g}.json"
+                    own = [o for o in args.option if o.startswith(f"{solver}.")]
                     seconds, peak_gb, note = run(argument, solver, budget, out, timeout=promise(budget) + 60,
-                                                 options=[o.split(".", 1)[1] for o in args.option
-                                                          if o.startswith(f"{solver}.")])
+                                                 options=[o.split(".", 1)[1] for o in own])
                     ret = float("nan")
                     if not note:
                         solution = load_solution(out)
                         report = validate(problem, solution)
                         ret, note = (solution.ret, "") if report.ok else (float("nan"), "INVALID")
                     row = {"instance": label, "buffers": problem.num_buffers, "solver": solver,
-                           "options": [o for o in args.option if o.startswith(f"{solver}.")], "budget_s": budget,
+                           "options": own, "budget_s": budget,
                            "seconds": seconds, "ratio": seconds / budget, "kept": seconds <= promise(budget),
                            "peak_gb": peak_gb, "memory_kept": peak_gb <= MEMORY_GB, "return": ret, "note": note}
                     rows.append(row)
