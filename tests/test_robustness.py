@@ -52,6 +52,7 @@ def _one_error(code, err):
     lines = err.strip().splitlines()
     assert code in (1, 2), err
     assert lines and lines[0].startswith("error: "), err
+    assert not lines[0].startswith(("error: '", 'error: "')), err  # (a KeyError's str() quotes its message)
     assert "Traceback" not in err
     return lines
 
@@ -366,6 +367,7 @@ MISTAKES = [
     ["solve", "bundled:tiny", "--budget", "nan"],
     ["solve", "bundled:tiny", "--budget", "inf"],
     ["solve", "bundled:nosuch"],
+    ["solve", "suite:nosuch"],
     ["solve", "MISSING.json", "-o", "OUT/s.json"],
     ["solve", "bundled:tiny", "-o", "OUT/nodir/s.json"],
     ["play", "bundled:tiny", "--games", "0"],

@@ -41,7 +41,7 @@ def open_problem(arg: str) -> Problem:
         try:
             return suite.load(arg.split(":", 1)[1])
         except KeyError as e:
-            raise ProblemError(str(e)) from None
+            raise ProblemError(e.args[0]) from None  # (str() of a KeyError quotes its message)
     return load_problem(arg)
 
 
