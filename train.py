@@ -78,6 +78,9 @@ def _train():
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0 \
                 or value != value or value == float("inf"):
             raise UserError(f"--config.{name}={value!r}: give a positive, finite number")
+    seed = config.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2 ** 32:
+        raise UserError(f"--config.seed={seed!r}: give a whole number in [0, 2**32)")
     with owned(check_workdir(workdir)):  # one run per workdir: a second one gets one error line
         solution_path = os.path.join(workdir, "solution.json")
         print(f"{problem.name}: {problem.num_buffers} buffers, {problem.num_steps} steps;"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -310,8 +311,19 @@ def _solver_names() -> list[str]:
     return list(SOLVERS)
 
 
+def _seconds(text: str) -> float:
+    """Seconds: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"give a number of seconds, not {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"give a finite number of seconds >= 0, got {text}")
+    return value
+
+
 def _baseline_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--baseline-budget", type=float, default=10.0, metavar="S",
+    p.add_argument("--baseline-budget", type=_seconds, default=10.0, metavar="S",
                    help="seconds the heuristic may take where it is run as the baseline of the "
                    "speed-ups (0: no speed-up over the heuristic)")
 

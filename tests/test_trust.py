@@ -117,10 +117,13 @@ def test_agent_options_are_checked_before_any_work():
     (["generate", "--seed", "-1", "-o", "x.json"], "a seed is a whole number"),
     (["generate", "--memory-fraction", "1e300", "-o", "x.json"], "memory_fraction must be in"),
     (["solve", "bundled:tiny", "--option", "pins=abc", "--solver", "heuristic"], "option pins is one of"),
+    (["solve", "bundled:tiny", "--baseline-budget", "nan", "-o", "x.json"], "a finite number of seconds >= 0"),
+    (["latency", "bundled:tiny", "--baseline-budget", "-1"], "a finite number of seconds >= 0"),
 ])
 def test_cli_mistakes_are_one_error_line(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) if "--seed" in argv else contextlib.nullcontext():
+    parsed = "--seed" in argv or "--baseline-budget" in argv  # (argparse's mistakes exit)
+    with pytest.raises(SystemExit) if parsed else contextlib.nullcontext():
         assert main(argv) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and len(err.strip().splitlines()) == 1 and message in err, err

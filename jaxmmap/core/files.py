@@ -27,17 +27,30 @@ class UserError(ValueError):
     one `error:` line."""
 
 
+def _writable(folder: str) -> bool:
+    """Whether a file can be made in `folder` (tried: `os.access` says yes to root everywhere,
+    /proc included)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
 def check_output(path: str | os.PathLike) -> str:
-    """The path, if a file can be written there: its folder exists, is a folder and is writable.
-    Raises `UserError` naming the fix otherwise (before any work is done)."""
+    """The path, if a file can be written there: its folder exists, is a folder and is writable,
+    and the path is not something other than a file (a device, a link to one). Raises `UserError`
+    naming the fix otherwise (before any work is done)."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise UserError(f"{path}: is a folder; give a file name")
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise UserError(f"{path}: is not a regular file; give a file name")
     if not os.path.isdir(folder):
         what = "is a file" if os.path.exists(folder) else "does not exist"
         raise UserError(f"cannot write {path}: the folder {folder} {what}; create it first")
-    if not os.access(folder, os.W_OK):
+    if not _writable(folder):
         raise UserError(f"cannot write {path}: the folder {folder} is not writable")
     return path
 
@@ -54,14 +67,14 @@ def check_folder(path: str | os.PathLike, *, create: bool = True) -> str:
             existing = os.path.dirname(existing)
         if not os.path.isdir(existing):
             raise UserError(f"cannot create the folder {path}: {existing} is a file")
-        if not os.access(existing, os.W_OK):
+        if not _writable(existing):
             raise UserError(f"cannot write to the folder {existing}")
         return path
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
         raise UserError(f"cannot create the folder {path} ({e.strerror})") from None
-    if not os.access(path, os.W_OK):
+    if not _writable(path):
         raise UserError(f"the folder {path} is not writable")
     return path
 

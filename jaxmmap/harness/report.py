@@ -142,6 +142,8 @@ def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool =
 
     if not sources:
         raise UserError("give at least one folder to report on")
+    if os.path.isdir(output):  # (before its figures are written beside it)
+        raise UserError(f"{output}: is a folder; give a file name for the report")
     folder = os.path.dirname(os.path.abspath(output))
     check_folder(folder, create=False)
     entries, curves = collect(sources)

@@ -107,6 +107,13 @@ def check_options(solver: str, options: dict, budget_s: float) -> None:
     defaults.update(getattr(fn, "config_defaults", {}))
     for key, value in options.items():
         _check_value(solver, key, value, defaults.get(key), getattr(fn, "choices", {}).get(key))
+        if key in getattr(fn, "positive", ()) and value is not None and not value > 0:  # (sizes, counts, spreads)
+            raise UserError(f"the solver {solver}'s option {key} takes a number > 0; got {value!r}")
+        if key == "padding" and value is not None and not (
+                isinstance(value, (list, tuple)) and len(value) == 3
+                and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)):
+            raise UserError(f"the solver {solver}'s option padding takes null or three whole numbers > 0"
+                            f" (buffers, steps, latency tables); got {value!r}")
     if hasattr(fn, "check_options"):  # the solver's own checks (the agent's: its AgentConfig)
         try:
             fn.check_options(options)

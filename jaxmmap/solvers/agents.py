@@ -404,3 +404,4 @@ def _check_options(options: dict) -> None:
 
 
 muzero.check_options = prod.check_options = _check_options
+mcts.positive = ("games", "num_simulations", "max_batches")  # (`solvers.check_options`)

@@ -51,3 +51,6 @@ def greedy(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     if bool(state.done[0]) and not bool(state.lost[0]):
         clock.offer(to_solution(problem, nth_game(state, 0), rules, solver="greedy"))
     return clock.result(games=1, finished=finished)
+
+
+random_search.positive = ("batch",)  # (`solvers.check_options`)

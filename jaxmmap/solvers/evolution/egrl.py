@@ -494,3 +494,5 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
 
 
 egrl.config_fields = tuple(f.name for f in dataclasses.fields(Config))  # the options `solve` accepts
+egrl.positive = ("neural", "boltzmann", "tournament", "record", "capacity", "batch", "max_generations",
+                 "migrate_every", "actor_lr", "critic_lr", "neural_sigma", "boltzmann_sigma")

@@ -240,3 +240,14 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
                         first_generation_best=first,
                         mean_policy_return=float("nan") if stats is None else float(stats["mean_policy"]),
                         population=population, sigma=sigma, lr=lr, hidden=hidden)
+
+
+es.positive = ("population", "sigma", "lr", "max_generations")  # (`solvers.check_options`)
+
+
+def _check_options(options: dict) -> None:
+    if options.get("population", 2) % 2:  # (mirrored sampling: pairs)
+        raise ValueError(f"population must be even (mirrored pairs); got {options['population']}")
+
+
+es.check_options = _check_options
