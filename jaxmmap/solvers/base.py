@@ -55,7 +55,7 @@ class Anytime(Clock):
 
     def result(self, **info) -> Result:
         if self.best is None:
-            raise RuntimeError("the solver found no feasible solution within its budget")
+            raise NoGameError("the solver found no feasible solution within its budget; give it more time")
         return Result(solution=self.best, trace=tuple(self.trace), seconds=self.elapsed(), info=info)
 
 
