@@ -77,6 +77,10 @@ def _rules(args, problem: Problem):
                  output_nocopy=not args.no_output_nocopy)
 
 
+#: The most memory `play`'s batch of game states may take.
+PLAY_BYTES = 16 * 2 ** 30
+
+
 def _play(args) -> int:
     from jaxmmap.env import cpu, rollout
     if args.games < 1:
@@ -87,6 +91,11 @@ def _play(args) -> int:
         check_output(args.output)
     problem = open_problem(args.problem)
     rules = _rules(args, problem)
+    from jaxmmap.env.instance import make_instance
+    fits = rollout.games_within(make_instance(problem, rules), args.games, PLAY_BYTES)
+    if fits < args.games:  # (before the device is asked for more memory than it has)
+        raise UserError(f"--games {args.games}: the games' states of {problem.name} would take more than"
+                        f" {PLAY_BYTES / 2 ** 30:.0f} GiB; play at most {fits} at once")
     solution, summary = rollout.play(problem, args.policy, seed=args.seed, games=args.games,
                                      rules=rules, backup=not args.no_backup)
     if args.output:

@@ -381,6 +381,7 @@ MISTAKES = [
     ["report", "EMPTY", "-o", "EMPTY"],
     ["solve", "bundled:tiny", "-o", "OUT/nodir/s.json"],
     ["play", "bundled:tiny", "--games", "0"],
+    ["play", "bundled:tiny", "--games", "100000000"],
     ["play", "bundled:tiny", "--columns", "0"],
     ["play", "bundled:tiny", "--columns", "many"],
     ["generate", "--instructions", "0", "-o", "OUT/g.json"],
