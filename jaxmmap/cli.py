@@ -216,6 +216,8 @@ def _import_program(args) -> int:
     from jaxmmap.importer.hlo import HloParseError
     check_output(args.output)
     options = dict(hardware=args.hardware, fast_memory=args.fast_memory, memory_fraction=args.memory_fraction)
+    if args.hlo and args.function:
+        raise UserError("give a function or --hlo, not both")
     if args.hlo:
         try:
             with open(args.hlo, encoding="utf-8") as f:
@@ -300,6 +302,8 @@ def _plot(args) -> int:
         except ValueError:
             raise UserError(f"--highlight {highlight}: give a tensor id, auto or none") from None
     problem = open_problem(args.problem)
+    if isinstance(highlight, int) and highlight not in set(problem.tensor_id.tolist()):
+        raise UserError(f"--highlight {highlight}: {problem.name} has no tensor of that id")
     solutions = _checked_solutions(problem, args.solutions, args.show_invalid)
     layout(problem, solutions, labels=args.labels, path=args.output,
            highlight=None if highlight == "none" else highlight, allow_invalid=args.show_invalid)

@@ -397,6 +397,8 @@ MISTAKES = [
     ["import", "nosuchmodule:f", "--shapes", "f32[4]", "-o", "OUT/i.json"],
     ["import", "jaxmmap.core.files:UserError", "--shapes", "f32[4]", "-o", "OUT/i.json"],
     ["import", "--hlo", "MISSING.txt", "-o", "OUT/i.json"],
+    ["import", "jax.numpy:sin", "--shapes", "f32[4]", "--hlo", "MISSING.txt", "-o", "OUT/i.json"],
+    ["plot", "bundled:tiny", "MISSING.json", "--highlight", "99999", "-o", "OUT/p.png"],
 ]
 
 

@@ -387,7 +387,8 @@ def teacher(problem: Problem, rules: Rules, *, budget_s: float = 30.0) -> tuple[
 # The options `solve` accepts besides keyword arguments: AgentConfig's fields (prod passes
 # muzero's keyword arguments on too).
 muzero.config_fields = tuple(f.name for f in dataclasses.fields(AgentConfig))
-prod.config_fields = ("max_iterations", "padding", "demonstration", "progress", "from_heuristic") + muzero.config_fields
+prod.config_fields = tuple(dict.fromkeys(("max_iterations", "padding", "demonstration", "progress", "from_heuristic")
+                                         + muzero.config_fields))
 # What `solvers.check_options` checks the agent's options against: AgentConfig's defaults, and
 # AgentConfig's own checks (mode, counts, fractions), before any work.
 muzero.config_defaults = prod.config_defaults = {f.name: f.default for f in dataclasses.fields(AgentConfig)}
