@@ -18,6 +18,7 @@ atomically after every run, so a long run keeps what it measured.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 from jaxmmap import generate
-from jaxmmap.core.files import finite, write_json
+from jaxmmap.core.files import UserError, check_output, finite, write_json
 from jaxmmap.core.io import open_problem
 from jaxmmap.core.problem import load_solution, save_problem
 from jaxmmap.core.validator import validate
@@ -87,13 +88,24 @@ def main():
     strays = [o for o in args.option if o.split(".", 1)[0] not in args.solvers or "=" not in o]
     if strays:
         parser.error(f"--option {strays[0]!r}: write SOLVER.KEY=VALUE for a solver in --solvers")
+    if not all(math.isfinite(b) and b > 0 for b in args.budgets):
+        parser.error(f"--budgets {' '.join(f'{b:g}' for b in args.budgets)}: give positive, finite seconds")
+    if args.output:
+        try:
+            check_output(args.output)
+        except UserError as e:
+            parser.error(str(e))
     if args.option:
         print("options:", " ".join(args.option))
     print(f"{'instance':34} {'buffers':>8} {'solver':12} {'budget':>7} {'used':>7} {'ratio':>6} {'kept':>5} "
           f"{'peak GB':>8} {'return':>12}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for label, argument, problem in instances(args.instances, folder):
+        try:  # (every instance read before the first run)
+            todo = list(instances(args.instances, folder))
+        except (UserError, ValueError, OSError) as e:
+            parser.error(str(e).splitlines()[0])
+        for label, argument, problem in todo:
             for budget in args.budgets:
                 for solver in args.solvers:
                     out = folder / f"{solver}-{budget:g}.json"

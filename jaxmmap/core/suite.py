@@ -55,6 +55,6 @@ def names(split: str | None = None) -> list[str]:
 def load(name: str) -> Problem:
     """The bundled instance `name` (see `names()`)."""
     if name not in names():
-        raise KeyError(f"no bundled instance {name!r}; there are: {', '.join(names())}")
+        raise KeyError(f"no suite instance {name!r}; there are: {', '.join(names())}")
     with importlib.resources.as_file(_root().joinpath(f"{name}.json.gz")) as path:
         return load_problem(path)
