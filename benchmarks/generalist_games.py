@@ -30,6 +30,7 @@ import jax  # noqa: E402
 
 from jaxmmap import Rules, generate  # noqa: E402
 from jaxmmap.agent import generalist  # noqa: E402
+from jaxmmap.core.files import UserError  # noqa: E402
 from jaxmmap.core.io import open_problems  # noqa: E402
 from jaxmmap.core.validator import validate  # noqa: E402
 from jaxmmap.env.instance import make_instance  # noqa: E402
@@ -58,12 +59,18 @@ def main():
     parser.add_argument("--params", help="a candidate's parameters (params.msgpack of a training run's workdir,"
                         " or of generalist_improve.py's) instead of the shipped ones, with the shipped network config")
     args = parser.parse_args()
-    problems = (open_problems(args.instances) if args.instances else
-                open_problems(["suite:held-out"]) + [generate(s, num_instructions=i) for s, i in GENERATED])
-    shipped, config, _ = generalist.load()
+    try:  # (a mistake is one error line, before any game)
+        problems = (open_problems(args.instances) if args.instances else
+                    open_problems(["suite:held-out"]) + [generate(s, num_instructions=i) for s, i in GENERATED])
+        shipped, config, _ = generalist.load()
+    except (UserError, OSError, ValueError) as e:
+        parser.error(str(e).splitlines()[0])
     if args.params:
-        with open(args.params, "rb") as f:
-            shipped = generalist.params_from(f.read())
+        try:
+            with open(args.params, "rb") as f:
+                shipped = generalist.params_from(f.read())
+        except Exception as e:  # noqa: BLE001 (msgpack raises its own kinds on a file that is not ours)
+            parser.error(f"--params {args.params}: not a network's parameters ({type(e).__name__}: {e})")
     untrained = generalist.untrained(shipped)  # (its games are the greedy policy's)
     rules = Rules()
     print(f"device: {jax.devices()[0].platform}; one greedy game each, compile included, unplaced; "
