@@ -372,6 +372,7 @@ MISTAKES = [
     ["solve", "bundled:tiny", "--solver", "es", "--option", "population=0", "-o", "OUT/s.json"],
     ["solve", "bundled:tiny", "--solver", "es", "--option", "population=3", "-o", "OUT/s.json"],
     ["solve", "bundled:tiny", "--solver", "es", "--option", "sigma=-1", "-o", "OUT/s.json"],
+    ["solve", "bundled:tiny", "--solver", "es", "--option", "max_generations=\"abc\"", "-o", "OUT/s.json"],
     ["solve", "bundled:tiny", "--solver", "es", "--option", "padding=[1,2]", "-o", "OUT/s.json"],
     ["solve", "bundled:tiny", "--solver", "mcts", "--option", "num_simulations=0", "-o", "OUT/s.json"],
     ["solve", "bundled:tiny", "--solver", "random", "--option", "batch=0", "-o", "OUT/s.json"],

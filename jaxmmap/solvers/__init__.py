@@ -107,7 +107,8 @@ def check_options(solver: str, options: dict, budget_s: float) -> None:
     defaults.update(getattr(fn, "config_defaults", {}))
     for key, value in options.items():
         _check_value(solver, key, value, defaults.get(key), getattr(fn, "choices", {}).get(key))
-        if key in getattr(fn, "positive", ()) and value is not None and not value > 0:  # (sizes, counts, spreads)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if key in getattr(fn, "positive", ()) and value is not None and not (number and value > 0):  # (sizes, spreads)
             raise UserError(f"the solver {solver}'s option {key} takes a number > 0; got {value!r}")
         if key == "padding" and value is not None and not (
                 isinstance(value, (list, tuple)) and len(value) == 3
