@@ -107,7 +107,7 @@ def _play(args) -> int:
 
 def _solve(args) -> int:
     from jaxmmap.harness.speed import speed
-    from jaxmmap.solvers import check_options, solve
+    from jaxmmap.solvers import check_options, parse_options, solve
     options = parse_options(args.option).get("", {})
     if args.solver in ("muzero", "muzero-prod"):
         options.setdefault("progress", True)  # training takes minutes: show it, as train.py does
@@ -132,6 +132,7 @@ def _solve(args) -> int:
 def _compare(args) -> int:
     from jaxmmap.core.files import check_folder
     from jaxmmap.harness.compare import compare
+    from jaxmmap.solvers import parse_options
     check_folder(args.output, create=False)
     problems = open_problems(args.instances)
     result = compare(
@@ -144,27 +145,6 @@ def _compare(args) -> int:
     print(result.markdown())
     print(json.dumps({k: v for k, v in paths.items() if not k.startswith("solution:")}, indent=2))
     return 0 if all(r.status in ("ok", "skipped") for r in result.runs) else 1
-
-
-def parse_options(items: list[str], *, per_solver: bool = False) -> dict[str, dict]:
-    """`KEY=VALUE` (or `SOLVER.KEY=VALUE` with `per_solver`) strings as {solver: {key: value}}
-    (solver "" without `per_solver`); values are JSON (`games=64`, `network={"embedding": 32}`),
-    or plain strings when they are not."""
-    out: dict[str, dict] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UserError(f"--option {item!r}: write KEY=VALUE" + (" with KEY as SOLVER.KEY (es.population=64)"
-                                                                      if per_solver else " (games=64)"))
-        if per_solver and "." not in key:
-            raise UserError(f"--option {item!r}: name the solver, as SOLVER.KEY=VALUE (es.population=64)")
-        solver, key = key.split(".", 1) if per_solver else ("", key)
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            pass
-        out.setdefault(solver, {})[key] = value
-    return out
 
 
 def _validate(args) -> int:
@@ -186,21 +166,6 @@ def _generate(args) -> int:
     return 0
 
 
-def _shape_struct(spec: str):
-    """`f32[4,8]` (or `bf16[2]`, `s32[]`) as a jax.ShapeDtypeStruct."""
-    import jax
-    import jax.numpy as jnp
-
-    from jaxmmap.importer.hlo import parse_shape
-    shape = parse_shape(spec)
-    dtypes = {"pred": jnp.bool_, "bf16": jnp.bfloat16, "f16": jnp.float16, "f32": jnp.float32,
-              "f64": jnp.float64, "s8": jnp.int8, "s16": jnp.int16, "s32": jnp.int32,
-              "s64": jnp.int64, "u8": jnp.uint8, "u32": jnp.uint32}
-    if shape.is_tuple or shape.dtype not in dtypes:
-        raise ProblemError(f"--shapes: cannot use {spec!r}; write e.g. f32[4,8]")
-    return jax.ShapeDtypeStruct(shape.dims, dtypes[shape.dtype])
-
-
 def _import(args) -> int:
     import warnings
 
@@ -212,7 +177,7 @@ def _import(args) -> int:
 def _import_program(args) -> int:
     import importlib
 
-    from jaxmmap.importer import from_hlo_text, from_jax
+    from jaxmmap.importer import from_hlo_text, from_jax, shape_struct
     from jaxmmap.importer.hlo import HloParseError
     check_output(args.output)
     options = dict(hardware=args.hardware, fast_memory=args.fast_memory, memory_fraction=args.memory_fraction)
@@ -239,7 +204,7 @@ def _import_program(args) -> int:
             raise UserError(f"the module {module_name} has no function {attr!r}") from None
         if not callable(fn):
             raise UserError(f"{args.function} is not a function")
-        shapes = [_shape_struct(s) for s in args.shapes]
+        shapes = [shape_struct(s) for s in args.shapes]
         try:
             problem = from_jax(fn, *shapes, donate_argnums=tuple(args.donate), name=args.name or attr,
                                **options)

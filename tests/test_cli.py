@@ -111,7 +111,7 @@ def test_list_shows_the_suite_and_check_warns_when_everything_fits(tmp_path, cap
 
 
 def test_solver_options_parse_as_json_per_solver():
-    from jaxmmap.cli import parse_options
+    from jaxmmap.solvers import parse_options
 
     assert parse_options(["games=64", "mode=alphazero", 'network={"embedding": 32}']) == {
         "": {"games": 64, "mode": "alphazero", "network": {"embedding": 32}}}

@@ -19,10 +19,10 @@ from jaxmmap.core.io import pressure_warning, summarize
 from jaxmmap.core.problem import LatencyTable, Problem, ProblemError, check_problem
 from jaxmmap.importer.cost import MAX_TABLE, PRESETS, Hardware, hardware, step_cost
 from jaxmmap.importer.cost import hardware as _resolve_hardware
-from jaxmmap.importer.hlo import HloParseError, parse_module
+from jaxmmap.importer.hlo import HloParseError, parse_module, parse_shape
 from jaxmmap.importer.program import Program, flatten
 
-__all__ = ["PRESETS", "Hardware", "HloParseError", "from_hlo_text", "from_jax", "hardware",
+__all__ = ["PRESETS", "Hardware", "HloParseError", "from_hlo_text", "from_jax", "hardware", "shape_struct",
            "to_problem"]
 
 
@@ -142,3 +142,17 @@ def from_jax(fn, *args, donate_argnums=(), hardware: str | Hardware = "tpu_v4i",
     return from_hlo_text(compiled.as_text(), hardware=hardware, latency_tables=latency_tables,
                          name=name or getattr(fn, "__name__", "jax_function"),
                          fast_memory=fast_memory, memory_fraction=memory_fraction)
+
+
+def shape_struct(spec: str):
+    """`f32[4,8]` (or `bf16[2]`, `s32[]`) as a jax.ShapeDtypeStruct."""
+    import jax
+    import jax.numpy as jnp
+
+    shape = parse_shape(spec)
+    dtypes = {"pred": jnp.bool_, "bf16": jnp.bfloat16, "f16": jnp.float16, "f32": jnp.float32,
+              "f64": jnp.float64, "s8": jnp.int8, "s16": jnp.int16, "s32": jnp.int32,
+              "s64": jnp.int64, "u8": jnp.uint8, "u32": jnp.uint32}
+    if shape.is_tuple or shape.dtype not in dtypes:
+        raise ProblemError(f"--shapes: cannot use {spec!r}; write e.g. f32[4,8]")
+    return jax.ShapeDtypeStruct(shape.dims, dtypes[shape.dtype])

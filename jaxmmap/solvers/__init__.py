@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import importlib
 import inspect
+import json
 import math
 import time
 
@@ -87,6 +88,27 @@ def solver_options(solver: str) -> list[str]:
     params = inspect.signature(fn).parameters.values()
     return [p.name for p in params if p.kind == p.KEYWORD_ONLY and p.name != "rules"] + \
         list(getattr(fn, "config_fields", ()))
+
+
+def parse_options(items: list[str], *, per_solver: bool = False) -> dict[str, dict]:
+    """`KEY=VALUE` (or `SOLVER.KEY=VALUE` with `per_solver`) strings as {solver: {key: value}}
+    (solver "" without `per_solver`); values are JSON (`games=64`, `network={"embedding": 32}`),
+    or plain strings when they are not."""
+    out: dict[str, dict] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"--option {item!r}: write KEY=VALUE" + (" with KEY as SOLVER.KEY (es.population=64)"
+                                                                      if per_solver else " (games=64)"))
+        if per_solver and "." not in key:
+            raise UserError(f"--option {item!r}: name the solver, as SOLVER.KEY=VALUE (es.population=64)")
+        solver, key = key.split(".", 1) if per_solver else ("", key)
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            pass
+        out.setdefault(solver, {})[key] = value
+    return out
 
 
 def check_options(solver: str, options: dict, budget_s: float) -> None:
