@@ -219,3 +219,10 @@ def test_slices_take_the_grace_only_for_a_first_solution():
     assert slices() == (3, True)  # (no tail: nothing would end the game, the grace stays)
     clock.best = "a solution"
     assert slices() == (1, False)
+
+
+def test_a_clock_that_saw_no_solution_raises_no_game_error():
+    """A solver whose clock was offered nothing says so as `NoGameError` (one `error:` line on the
+    command line, and `muzero-prod` keeps the heuristic's solution), not a bare RuntimeError."""
+    with pytest.raises(base.NoGameError, match="no feasible solution within its budget"):
+        base.Anytime(1.0).result()

@@ -164,6 +164,7 @@ def test_report_refuses_a_tampered_comparison(tmp_path, capsys, tiny):
                          "--no-layouts"], capsys)
     _one_error(code, err)
     assert "return" in err and not (tmp_path / "r.md").exists()
+    assert err.startswith("error: heuristic's solution of tiny is not a valid solution"), err  # (whose it is)
     code, out, err = _run(["report", str(tmp_path / "cmp"), "-o", str(tmp_path / "r.md"),
                            "--no-layouts", "--show-invalid"], capsys)
     assert code == 0, err
