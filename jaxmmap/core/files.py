@@ -37,10 +37,11 @@ def _writable(folder: str) -> bool:
         return False
 
 
-def check_output(path: str | os.PathLike) -> str:
-    """The path, if a file can be written there: its folder exists, is a folder and is writable,
-    and the path is not something other than a file (a device, a link to one). Raises `UserError`
-    naming the fix otherwise (before any work is done)."""
+def check_output(path: str | os.PathLike, *, probe: bool = True) -> str:
+    """The path, if a file can be written there: its folder exists, is a folder and is writable
+    (with `probe`, tried by making a file there), and the path is not something other than a file
+    (a device, a link to one). Raises `UserError` naming the fix otherwise (before any work is
+    done)."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
@@ -50,7 +51,7 @@ def check_output(path: str | os.PathLike) -> str:
     if not os.path.isdir(folder):
         what = "is a file" if os.path.exists(folder) else "does not exist"
         raise UserError(f"cannot write {path}: the folder {folder} {what}; create it first")
-    if not _writable(folder):
+    if probe and not _writable(folder):
         raise UserError(f"cannot write {path}: the folder {folder} is not writable")
     return path
 
@@ -158,9 +159,12 @@ _MODE = 0o666 & ~_umask()  # what open() would give a new file (mkstemp gives 0o
 def atomic(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
     """Opens a temporary file beside `path`; on success it is flushed, synced and renamed over
     `path`; on an exception it is removed and `path` is untouched."""
-    path = check_output(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                               dir=os.path.dirname(os.path.abspath(path)))
+    path = check_output(path, probe=False)  # (making the temporary file is the probe)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                   dir=os.path.dirname(os.path.abspath(path)))
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror}") from None
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as f:
             yield f

@@ -102,11 +102,13 @@ def step_latency(problem: Problem) -> np.ndarray:
     return slow
 
 
-def latency(problem: Problem, solution: Solution, *, allow_invalid: bool = False) -> Timeline:
+def latency(problem: Problem, solution: Solution, *, allow_invalid: bool = False,
+            what: str = "the solution") -> Timeline:
     """Simulates `problem` under `solution`, after validating it: an invalid solution raises
-    `validator.SolutionRejected` with its violations, unless `allow_invalid` (the timeline is then
-    marked `valid=False`; arrays that cannot be simulated are refused even then)."""
-    valid = check_solution(problem, solution, allow_invalid=allow_invalid).ok
+    `validator.SolutionRejected` with its violations (naming it `what`), unless `allow_invalid`
+    (the timeline is then marked `valid=False`; arrays that cannot be simulated are refused even
+    then)."""
+    valid = check_solution(problem, solution, allow_invalid=allow_invalid, what=what).ok
     steps = problem.num_steps
     slow = step_latency(problem)
     fast = np.asarray(solution.action) != DROP
