@@ -34,6 +34,7 @@ from jaxmmap.core.problem import (
     save_problem,
     save_solution,
 )
+from jaxmmap.core.rules import COPY_SUPPLY, PLACEMENTS
 
 
 def _check(args) -> int:
@@ -74,7 +75,7 @@ def _list(args) -> int:
 def _rules(args, problem: Problem):
     from jaxmmap.core.rules import Rules
     return Rules(columns=columns_for(problem, args.columns), nocopy_offset=args.nocopy_offset,
-                 output_nocopy=not args.no_output_nocopy)
+                 output_nocopy=not args.no_output_nocopy, placement=args.placement, copy_supply=args.copy_supply)
 
 
 #: The most memory `play`'s batch of game states may take.
@@ -312,6 +313,11 @@ def _rules_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nocopy-offset", choices=("same", "lowest"), default="same")
     p.add_argument("--no-output-nocopy", action="store_true",
                    help="the older game: an output reaches fast memory only by Copy (no pins)")
+    p.add_argument("--placement", choices=PLACEMENTS, default="grid",
+                   help="grid: each move at the lowest free offset (the paper's); deferred: moves fill the load "
+                   "profile, a packer places the finished game")
+    p.add_argument("--copy-supply", choices=COPY_SUPPLY, default="near",
+                   help="which steps of an input's copy give supply first: near its target (the paper's) or early")
 
 
 class _Parser(argparse.ArgumentParser):

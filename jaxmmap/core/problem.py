@@ -372,9 +372,10 @@ def _parse_solution(data: Any, where: str = "") -> Solution:
 
 def _check_rules(rules: dict, fail) -> None:
     """A solution's `rules` (what `Rules.to_json` writes): known keys, values of their kind."""
+    one_of = lambda *names: (" or ".join(repr(n) for n in names), lambda v: v in names)  # noqa: E731
     kinds = {"columns": ("a whole number >= 1", lambda v: type(v) is int and v >= 1),
-             "nocopy_offset": ("'same' or 'lowest'", lambda v: v in ("same", "lowest")),
-             "output_nocopy": ("true or false", lambda v: isinstance(v, bool)),
+             "nocopy_offset": one_of("same", "lowest"), "placement": one_of("grid", "deferred"),
+             "copy_supply": one_of("near", "early"), "output_nocopy": ("true or false", lambda v: isinstance(v, bool)),
              "infeasible_penalty": ("a finite number >= 0", lambda v: type(v) in (int, float) and 0 <= v < math.inf)}
     for key, value in rules.items():
         if key not in kinds:

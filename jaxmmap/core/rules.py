@@ -18,7 +18,9 @@ from jaxmmap.core.problem import Problem, ProblemError, check_problem
 #: The finest grid: a board row of 65,536 columns is 8 KiB, already 8 GiB for the grid of a
 #: 1,000,000-step program; finer grids only cost memory (`auto_columns` stops at 4,096).
 MAX_COLUMNS = 65_536
-TICK_BUDGET = 2 ** 29  # total supply in ticks; sums of it and a capped demand fit in int32
+TICK_BUDGET = 2 ** 29
+PLACEMENTS = ("grid", "deferred")
+COPY_SUPPLY = ("near", "early")  # total supply in ticks; sums of it and a capped demand fit in int32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,12 +35,24 @@ class Rules:
       output_nocopy: NoCopy of an output is legal (the paper's Appendix A): the tensor is written
         into fast memory and stays there for its whole live range, with no copy. False plays the
         older game of this project, where an output reaches fast memory only by Copy.
+      placement: "grid" (the paper's: each move places its allocation at the lowest free offset
+        of the memory grid) or "deferred" (a move only reserves columns in the load profile, the
+        columns in use per step; offsets are chosen when the game ends, by a best-fit packer, and
+        the last move's reward charges what it could not place). docs/game.md, "Deferred
+        placement".
+      copy_supply: which steps of a copy interval give their supply first: "near" (the paper's
+        reading: the steps nearest the target, the far end gives the rest) or "early" (every copy
+        from its first step on, as earliest-deadline-first serves copies decided in order: an
+        input's copy then leaves the step next to its target, which the copy of the next input
+        may start on, and an output's is as in "near").
     """
 
     columns: int = 256
     nocopy_offset: str = "same"
     infeasible_penalty: float = 0.0
     output_nocopy: bool = True
+    placement: str = "grid"
+    copy_supply: str = "near"
 
     def __post_init__(self):
         if isinstance(self.columns, bool) or not isinstance(self.columns, (int, np.integer)) \
@@ -48,10 +62,19 @@ class Rules:
             raise ProblemError(f"nocopy_offset must be 'same' or 'lowest', got {self.nocopy_offset!r}")
         if not self.infeasible_penalty >= 0:
             raise ProblemError("infeasible_penalty must be >= 0")
+        if self.placement not in PLACEMENTS:
+            raise ProblemError(f"placement must be one of {', '.join(PLACEMENTS)}, got {self.placement!r}")
+        if self.copy_supply not in COPY_SUPPLY:
+            raise ProblemError(f"copy_supply must be one of {', '.join(COPY_SUPPLY)}, got {self.copy_supply!r}")
+        if self.placement == "deferred" and self.nocopy_offset != "same":
+            raise ProblemError("placement='deferred' keeps a NoCopy at its predecessor's offset: "
+                               "nocopy_offset must be 'same'")
 
     def to_json(self) -> dict:
-        return {"columns": self.columns, "nocopy_offset": self.nocopy_offset,
-                "output_nocopy": self.output_nocopy}
+        out = {"columns": self.columns, "nocopy_offset": self.nocopy_offset, "output_nocopy": self.output_nocopy}
+        if self.placement != "grid" or self.copy_supply != "near":  # (files of the paper's game stay as they were)
+            out.update(placement=self.placement, copy_supply=self.copy_supply)
+        return out
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

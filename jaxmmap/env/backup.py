@@ -143,6 +143,7 @@ def _rewind(carry, consts, on):
         point = jnp.maximum(jnp.where(pin, jnp.argmax(pinned_by), inst.group_first[group]), backup.cursor)
         back = board.replace(cursor=backup.cursor, ret=backup.ret, supply_prefix=backup.supply_prefix,
                              edge=backup.edge, cells=memory.restore(board.cells), table_mask=backup.table_mask,
+                             load=backup.load,
                              marks=marks, open_groups=jnp.int32(0), open_pins=jnp.int32(0))
         if checkpoints is not None:
             back = _from_checkpoint(back, checkpoints, point)
@@ -200,7 +201,7 @@ def _from_checkpoint(back: Board, checkpoints: Checkpoints, point) -> Board:
     j = jnp.argmax(jnp.where(usable, at, -1))
     snap = jax.tree.map(lambda x: x[j], checkpoints.snapshot)
     there = back.replace(cursor=snap.cursor, ret=snap.ret, supply_prefix=snap.supply_prefix, edge=snap.edge,
-                         table_mask=snap.table_mask, open_groups=checkpoints.open_groups[j],
+                         table_mask=snap.table_mask, load=snap.load, open_groups=checkpoints.open_groups[j],
                          open_pins=checkpoints.open_pins[j],
                          cells=memory.copy_in(back.cells, checkpoints.rows[j], checkpoints.tags[j],
                                               checkpoints.summary[j]))
@@ -221,7 +222,8 @@ def _replay(inst: Instance, board: Board, until) -> Board:
         c_end = jnp.where(copied, jnp.where(is_out, end, t - 1), -1)
         same = lambda x: jnp.full(3, x, jnp.int32)  # noqa: E731 (the recorded move, whatever the action)
         cand = Candidates(
-            legal=jnp.ones(3, bool), offset=same(rec.offset[i]), alloc_start=same(start), alloc_end=same(end),
+            legal=jnp.ones(3, bool), offset=same(rec.offset[i]), level=same(-1), alloc_start=same(start),
+            alloc_end=same(end),
             copy_start=same(c_start), copy_end=same(c_end), group_placed=ctx["status"] == PLACED,
             pinned=ctx["pinned"], latest=ctx["latest"], latest_end=ctx["t_end"],
             hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"])

@@ -36,7 +36,7 @@ import jax.numpy as jnp
 from jaxmmap.core.problem import COPY, DROP, NOCOPY  # the actions, as files write them
 from jaxmmap.env import backup as backup_lib
 from jaxmmap.env import grid as memory
-from jaxmmap.env import moves
+from jaxmmap.env import moves, packer
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.types import (  # noqa: F401 (State and its parts are the game's types)
     _ACTION,
@@ -85,7 +85,8 @@ def init(instance: Instance, *, backup: bool = False, checkpoints: int = 0) -> S
         supply_prefix=jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(instance.supply)]),
         edge=jnp.zeros(-(-t // 32), jnp.uint32), cells=memory.init(t, instance.grid_words),
         table_mask=jnp.zeros(k, jnp.int32), records=records, marks=jnp.zeros(n, jnp.int8),
-        open_groups=jnp.int32(0), open_pins=jnp.int32(0))
+        open_groups=jnp.int32(0), open_pins=jnp.int32(0),
+        load=jnp.zeros(t, jnp.int32) if instance.deferred else None)
     candidates = moves.candidates(instance, board)
     return State(instance=instance, board=board, backup=_snapshot(board) if backup else None,
                  checkpoints=backup_lib.no_checkpoints(instance, board, checkpoints) if backup and checkpoints else None,
@@ -95,8 +96,13 @@ def init(instance: Instance, *, backup: bool = False, checkpoints: int = 0) -> S
 
 
 def grid_row(board: Board, step) -> jax.Array:
-    """uint32[Cw]: the occupied cells of one step (O(Cw); `board.grid` is the whole grid)."""
-    return memory.row(board.cells, step)
+    """uint32[Cw]: the occupied cells of one step (O(Cw); `board.grid` is the whole grid). Under
+    deferred placement, the step's load as its lowest columns (the grid itself stays empty until
+    the packer places the finished game)."""
+    row = memory.row(board.cells, step)
+    if board.load is None:
+        return row
+    return moves._word_masks(0, board.load[step], row.shape[-1])
 
 
 def remaining_supply(board: Board) -> jax.Array:
@@ -179,6 +185,11 @@ def step(state: State, action: jax.Array) -> State:
     action = jnp.clip(action, 0, 2)
     board, reward = moves.apply(inst, before, cand, action, active & legal)  # illegal: board unchanged
     finished = board.cursor >= inst.num_buffers
+    if inst.deferred:  # the move that ends the game places it: its reward charges what did not fit
+        ends = active & legal & finished
+        packed = packer.pack_finished(inst, board, ends)
+        reward = jnp.where(ends, reward + packed.ret - board.ret, reward)
+        board = packed
     next_cand = moves.candidates(inst, board)
     infeasible = active & legal & ~finished & ~jnp.any(next_cand.legal)
 

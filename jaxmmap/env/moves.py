@@ -192,10 +192,23 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     covered = ~is_out & (p_end >= t)
     x_start, x_end = jnp.where(is_out, t, p_end + 1), jnp.where(is_out, live_end, t)
 
+    starts, ends = jnp.stack([a_start, x_start]), jnp.stack([a_end, x_end])
+    if inst.deferred:
+        # Units, not offsets: a placed group's, the predecessor's (NoCopy), or a new one, the
+        # current buffer's; each rectangle must fit the load profile where it grows its unit.
+        unit = jnp.where(placed, goff, i)
+        copy_off = unit
+        x_off = jnp.where(is_out, unit, p_off)
+        peak = _load_peak(board, _load_spans(ctx["hull_start"], ctx["hull_end"], placed, starts, ends))
+        room = (width == 0) | (peak + width <= inst.columns)
+        copy_ok &= room[0]
+        nocopy_ok = nocopy_base & (covered | room[1]) & (~placed | (x_off == goff))
+        return _candidates(copy_ok, nocopy_ok, dropped, placed, pinned, copy_off, x_off, peak, a_start, a_end,
+                           covered, x_start, x_end, has_copy, c_start, c_end, ctx, p_end)
+
     # Offsets. A group that is not placed yet has no cells, so the grid alone tells which columns
     # are free and gives the lowest offset; a placed group's offset is forced, and is checked
     # against the other groups' allocations (the group's own cells may overlap).
-    starts, ends = jnp.stack([a_start, x_start]), jnp.stack([a_end, x_end])
     spans, scan = _outside_own_cells(ctx, placed, starts, ends)
     if board.cells.sub:  # (two calls: a `vmap` over the spans would make the runs' slices gathers)
         used = jnp.stack([_used(inst, board, spans[0][k], spans[1][k]) for k in range(2)])
@@ -211,17 +224,50 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     fits = jnp.where(scan, of_group, on_grid)
     copy_ok &= fits[0]
     nocopy_ok = nocopy_base & (covered | fits[1]) & (~placed | (x_off == goff))
+    return _candidates(copy_ok, nocopy_ok, dropped, placed, pinned, copy_off, x_off, offs, a_start, a_end,
+                       covered, x_start, x_end, has_copy, c_start, c_end, ctx, p_end)
 
+
+def _candidates(copy_ok, nocopy_ok, dropped, placed, pinned, copy_off, x_off, level, a_start, a_end, covered,
+                x_start, x_end, has_copy, c_start, c_end, ctx, p_end) -> Candidates:
+    """The `Candidates` of the three actions from what `candidates` found (`level`: int32[2],
+    Copy's and NoCopy's)."""
     none = jnp.int32(-1)
     return Candidates(
         legal=jnp.stack([copy_ok & ~dropped, nocopy_ok & ~dropped, ~placed & ~pinned]),
         offset=jnp.stack([copy_off, x_off, none]).astype(jnp.int32),
+        level=jnp.stack([level[0], level[1], none]).astype(jnp.int32),
         alloc_start=jnp.stack([a_start, jnp.where(covered, none, x_start), none]).astype(jnp.int32),
         alloc_end=jnp.stack([a_end, jnp.where(covered, none, x_end), none]).astype(jnp.int32),
         copy_start=jnp.stack([jnp.where(has_copy, c_start, none), none, none]).astype(jnp.int32),
         copy_end=jnp.stack([jnp.where(has_copy, c_end, none), none, none]).astype(jnp.int32),
         group_placed=placed, pinned=ctx["pinned"], latest=ctx["latest"], latest_end=p_end,
         hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"])
+
+
+def _load_spans(hull_start, hull_end, placed, starts, ends):
+    """The steps that rectangles (starts, ends: int32[R]) add to their unit's hull, as two spans
+    each ((lo, hi) pairs of int32[R]; an empty span has lo > hi). A placed alias group's unit
+    grows its hull to cover the rectangle: the steps before the hull and after it. Any other
+    rectangle is new to its unit (a new unit, or a NoCopy that goes on from where the tensor's
+    allocation ends)."""
+    grow = placed & (hull_start >= 0)
+    first = (jnp.where(grow, jnp.minimum(starts, hull_start), starts), jnp.where(grow, hull_start - 1, ends))
+    second = (jnp.where(grow, hull_end + 1, 0), jnp.where(grow, jnp.maximum(ends, hull_end), -1))
+    return first, second
+
+
+def _in_spans(num_steps: int, spans) -> jax.Array:
+    """bool[R, T]: the steps inside either span of each rectangle."""
+    k = jnp.arange(num_steps, dtype=jnp.int32)
+    (lo0, hi0), (lo1, hi1) = spans
+    inside = lambda lo, hi: (k >= jnp.atleast_1d(lo)[:, None]) & (k <= jnp.atleast_1d(hi)[:, None])  # noqa: E731
+    return inside(lo0, hi0) | inside(lo1, hi1)
+
+
+def _load_peak(board: Board, spans) -> jax.Array:
+    """int32[R]: the load profile's peak over each rectangle's spans (0 where they are empty)."""
+    return jnp.max(jnp.where(_in_spans(board.load.shape[0], spans), board.load[None, :], 0), axis=1)
 
 
 def _word_masks(offset, width, words: int) -> jax.Array:
@@ -253,11 +299,23 @@ def apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tup
     is_out = inst.is_output[i]
     lo, hi = jnp.where(is_out, t + 1, c_start), jnp.where(is_out, c_end, t)
     flat = jnp.where(is_out, prefix[jnp.minimum(t + 1, prefix.shape[0] - 1)], prefix[t] - demand)
+    # Rules(copy_supply="early"): an input's copy takes from its start on, so the prefix is flat
+    # from its start to the step that completes its demand (the first prefix index reaching it).
+    early = inst.copy_early & ~is_out
+    from_start = prefix[jnp.clip(c_start, 0, prefix.shape[0] - 1)]
+    hi = jnp.where(early, jnp.searchsorted(prefix, from_start + demand, side="left") - 1, hi)
+    flat = jnp.where(early, from_start, flat)
     edge = board.edge | jnp.where(copies, _word_masks(c_start, c_end - c_start, board.edge.shape[0]),
                                   jnp.uint32(0))
 
-    cells = memory.fill(board.cells, a_start, a_end, _word_masks(offset, width, inst.grid_words),
-                        active & (a_start >= 0))
+    if inst.deferred:  # the rows the move adds to its unit's hull reserve `width` columns each
+        spans = _load_spans(cand.hull_start, cand.hull_end, cand.group_placed, a_start, a_end)
+        grows = _in_spans(board.load.shape[0], spans)[0] & active & (a_start >= 0)
+        cells, load = board.cells, board.load + jnp.where(grows, width, 0)
+    else:
+        cells = memory.fill(board.cells, a_start, a_end, _word_masks(offset, width, inst.grid_words),
+                            active & (a_start >= 0))
+        load = board.load
 
     newer = (a_start >= 0) & (a_end >= cand.latest_end)
     table, bit = inst.table[i], jnp.left_shift(jnp.int32(1), inst.table_bit[i])
@@ -296,6 +354,7 @@ def apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tup
         records=records,
         open_groups=board.open_groups + step_open(opened_group, cand.group_placed),
         open_pins=board.open_pins + step_open(opened_pin, cand.pinned),
+        load=load,
     ), reward
 
 

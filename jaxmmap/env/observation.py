@@ -253,7 +253,7 @@ def features(state: game.State, ctx: Context) -> jax.Array:
     copy = jnp.where(cand.copy_start >= 0, cand.copy_end - cand.copy_start + 1, 0)
     copy_steps = jnp.log1p(jnp.maximum(copy, 0).astype(jnp.float32)) / log_steps
     space_time = width * alloc_steps
-    top = jnp.where(cand.offset >= 0, (cand.offset + inst.width[i]) / cols, 0.0)
+    top = jnp.where(cand.level >= 0, (cand.level + inst.width[i]) / cols, 0.0)
     y = jnp.stack([legal, reward, alloc_steps, copy_steps, space_time, top], axis=1)
     return jnp.concatenate([x, y.reshape(-1)]).astype(jnp.float32)
 
@@ -468,7 +468,7 @@ def _action_features(state: game.State, legal, t_cur, steps, columns, benefit_sc
         legal,
         jnp.where(has, (cand.alloc_start - t_cur) / steps, 0.0),
         jnp.where(has, (cand.alloc_end - t_cur) / steps, 0.0),
-        jnp.where(cand.offset >= 0, cand.offset / columns, -1.0),
+        jnp.where(cand.level >= 0, cand.level / columns, -1.0),
         jnp.where(legal, game.action_rewards(state) / benefit_scale, 0.0),
     ], axis=-1).astype(jnp.float32)
     return actions

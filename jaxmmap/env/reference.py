@@ -14,9 +14,41 @@ import dataclasses
 import numpy as np
 
 from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
-from jaxmmap.core.rules import Discretized, Rules, discretize
+from jaxmmap.core.rules import Discretized, Rules, discretize, exact_return
 
 UNDECIDED = -1
+PACKING_ORDERS = ("widest", "play")
+
+
+def best_fit(blocked: np.ndarray, width: int) -> int:
+    """The lowest offset of the smallest run of free columns that holds `width`, or -1."""
+    if width == 0:
+        return 0
+    best, at, o, c = None, -1, 0, blocked.shape[0]
+    while o < c:
+        if blocked[o]:
+            o += 1
+            continue
+        end = o
+        while end < c and not blocked[end]:
+            end += 1
+        if end - o >= width and (best is None or end - o < best):
+            best, at = end - o, o
+        o = end
+    return at
+
+
+def pack_units(order, hull: dict, width: dict, num_steps: int, columns: int) -> dict:
+    """Best fit of each unit's hull of rows, in `order`: {unit: column} of those that fit."""
+    used = np.zeros((num_steps, columns), bool)
+    column = {}
+    for u in order:
+        lo, hi = hull[u]
+        o = best_fit(used[lo:hi + 1].any(axis=0), width[u])
+        if o >= 0:
+            used[lo:hi + 1, o:o + width[u]] = True
+            column[u] = o
+    return column
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +76,11 @@ class _Board:
     copy: np.ndarray  # [N, 2] per buffer its copy interval, -1 if none
     dropped_groups: set  # groups forced to Drop by the backup
     unpinnable: set  # tensors the backup forbids to pin
+    # Rules(placement="deferred"): `offset` holds a buffer's *unit* (the first buffer of its
+    # alias group or NoCopy chain, which the packer places as one rectangle), `hull` each unit's
+    # rows, and `load` the columns reserved per step by the units' hulls.
+    load: np.ndarray | None = None  # [T]
+    hull: dict = dataclasses.field(default_factory=dict)  # unit -> (first step, last step)
 
 
 class ReferenceGame:
@@ -64,7 +101,10 @@ class ReferenceGame:
             owner=np.full((T, self.d.usable_columns), -1, np.int64),
             action=np.full(n, UNDECIDED, np.int64), offset=np.full(n, -1, np.int64),
             alloc=np.full((n, 2), -1, np.int64), copy=np.full((n, 2), -1, np.int64),
-            dropped_groups=set(), unpinnable=set())
+            dropped_groups=set(), unpinnable=set(),
+            load=np.zeros(T, np.int64) if rules.placement == "deferred" else None)
+        self.deferred = rules.placement == "deferred"
+        self.packed: dict | None = None  # deferred: what the final packing did (see `_pack`)
         self.use_backup = backup
         self.backup = copy.deepcopy(self.board) if backup else None
         self.lost = False
@@ -92,6 +132,30 @@ class ReferenceGame:
         """bool[C]: columns used by another alias group somewhere in steps [start, end]."""
         rows = self.board.owner[start:end + 1]
         return np.any((rows != -1) & (rows != g), axis=0)
+
+    def _space(self, alloc: tuple[int, int], g: int, width: int, offset: int | None) -> int | None:
+        """Where an allocation of buffer group `g` over steps `alloc` goes: at `offset` if given,
+        else at the lowest free one; None if it does not fit there. Deferred placement: `offset`
+        is a unit, a new one (the current buffer) if None, and the allocation fits when the rows
+        it adds to the unit's hull have `width` columns left in the load profile."""
+        if self.deferred:
+            unit = self.board.cursor if offset is None else offset
+            return unit if self._load_fits(alloc, unit, width) else None
+        blocked = self._blocked(*alloc, g)
+        offset = self._lowest(blocked, width) if offset is None else offset
+        return offset if self._fits(blocked, offset, width) else None
+
+    def _new_rows(self, alloc: tuple[int, int], unit: int) -> list[int]:
+        """The steps that `alloc` adds to `unit`'s hull (its hull grows to cover both)."""
+        old = self.board.hull.get(unit)
+        if old is None:
+            return list(range(alloc[0], alloc[1] + 1))
+        lo, hi = min(alloc[0], old[0]), max(alloc[1], old[1])
+        return list(range(lo, old[0])) + list(range(old[1] + 1, hi + 1))
+
+    def _load_fits(self, alloc: tuple[int, int], unit: int, width: int) -> bool:
+        rows = self._new_rows(alloc, unit)
+        return width == 0 or not rows or int(self.board.load[rows].max()) + width <= self.d.usable_columns
 
     def _fits(self, blocked: np.ndarray, offset: int, width: int) -> bool:
         return 0 <= offset and offset + width <= blocked.shape[0] and not blocked[offset:offset + width].any()
@@ -135,11 +199,8 @@ class ReferenceGame:
             if not d.pinnable[i] or int(d.tensor[i]) in b.unpinnable:
                 return None
             alloc = (t, int(p.live_end[i]))
-            blocked = self._blocked(*alloc, g)
-            offset = goff if placed else self._lowest(blocked, width)
-            if not self._fits(blocked, offset, width):
-                return None
-            return Placement(offset, alloc, None, {})
+            offset = self._space(alloc, g, width, goff if placed else None)
+            return None if offset is None else Placement(offset, alloc, None, {})
 
         if action == COPY and pinned:
             return None
@@ -150,11 +211,8 @@ class ReferenceGame:
             alloc, copy_iv, use = window
             if copy_iv is not None and b.edge[copy_iv[0]:copy_iv[1]].any():
                 return None  # would share two or more steps with another copy
-            blocked = self._blocked(*alloc, g)
-            offset = goff if placed else self._lowest(blocked, width)
-            if not self._fits(blocked, offset, width):
-                return None
-            return Placement(offset, alloc, copy_iv, use)
+            offset = self._space(alloc, g, width, goff if placed else None)
+            return None if offset is None else Placement(offset, alloc, copy_iv, use)
 
         # NoCopy
         j = self._predecessor(i)
@@ -165,12 +223,11 @@ class ReferenceGame:
             offset, alloc = pred_off, None
         else:
             alloc = (pred_end + 1, t)
-            blocked = self._blocked(*alloc, g)
             if self.rules.nocopy_offset == "same":
-                offset = pred_off
+                offset = self._space(alloc, g, width, pred_off)
             else:
-                offset = goff if placed else self._lowest(blocked, width)
-            if not self._fits(blocked, offset, width):
+                offset = self._space(alloc, g, width, goff if placed else None)
+            if offset is None:
                 return None
         if placed and offset != goff:
             return None
@@ -196,6 +253,8 @@ class ReferenceGame:
                 k -= 1
             if k < 0 or k < d.copy_from[i]:  # not before the tensor is written
                 return None
+            if self.rules.copy_supply == "early":  # the same window, its start gives first
+                use = self._early_first(demand, range(k, t))
             alloc, copy_iv = (k, t), (k, t - 1)
         else:  # walk forward from t+1 to the earliest end that covers demand
             left, k = demand, t + 1
@@ -209,6 +268,16 @@ class ReferenceGame:
                 return None
             alloc, copy_iv = (t, k), (t + 1, k)
         return alloc, copy_iv, use
+
+    def _early_first(self, demand: int, steps) -> dict[int, int]:
+        """The supply a copy takes, walking `steps` (from its start on) until its demand is met."""
+        use, left = {}, demand
+        for k in steps:
+            use[k] = int(min(self.board.supply[k], left))
+            left -= use[k]
+            if left <= 0:
+                break
+        return use
 
     # ------------------------------------------------------------------ moves
 
@@ -233,7 +302,12 @@ class ReferenceGame:
             b.supply[k] -= u
         if pl.copy is not None:
             b.edge[pl.copy[0]:pl.copy[1]] = True
-        if pl.alloc is not None:
+        if pl.alloc is not None and self.deferred:
+            rows = self._new_rows(pl.alloc, pl.offset)
+            b.load[rows] += int(self.d.width[i])
+            old = b.hull.get(pl.offset, pl.alloc)
+            b.hull[pl.offset] = (min(old[0], pl.alloc[0]), max(old[1], pl.alloc[1]))
+        elif pl.alloc is not None:
             b.owner[pl.alloc[0]:pl.alloc[1] + 1, pl.offset:pl.offset + int(self.d.width[i])] = self.d.group[i]
         b.ret += reward
         b.cursor += 1
@@ -284,6 +358,8 @@ class ReferenceGame:
             self.board.ret = -self.rules.infeasible_penalty
             return self.board.ret - old_ret
         reward = self._apply(action, pl)
+        if self.deferred and self.done:  # the last move: the packer places the units
+            reward += self._pack()
         if self.done or self.legal_actions().any():
             if self.use_backup and self._clean_cut():
                 self.backup = copy.deepcopy(self.board)
@@ -298,6 +374,36 @@ class ReferenceGame:
         self.lost = True
         self.board.ret = -self.rules.infeasible_penalty
         return self.board.ret - old_ret
+
+    # ------------------------------------------------------------------ deferred placement
+
+    def _pack(self) -> float:
+        """Places the finished game's units (Rules(placement="deferred")): each unit's hull of
+        rows at one offset, best fit, in two orders (widest first, then longest hull, then
+        earliest; and the order of play), keeping the packing with the higher return (ties: the
+        first). A unit that fits nowhere is dropped with all its buffers. Returns the change of
+        the return."""
+        b, d = self.board, self.d
+        old = b.ret
+        placed = b.action != DROP
+        units = sorted(b.hull)
+        width = {u: int(d.width[u]) for u in units}
+        orders = (sorted(units, key=lambda u: (-width[u], b.hull[u][0] - b.hull[u][1], b.hull[u][0], u)), units)
+        best = None
+        for name, order in zip(PACKING_ORDERS, orders):
+            column = pack_units(order, b.hull, width, self.problem.num_steps, d.usable_columns)
+            keep = placed & np.isin(b.offset, list(column))
+            ret = exact_return(self.problem, np.where(keep, b.action, DROP), d)
+            if best is None or ret > best[0]:
+                best = (ret, name, column, keep)
+        ret, name, column, keep = best
+        lost = placed & ~keep
+        b.action[lost], b.alloc[lost], b.copy[lost] = DROP, -1, -1
+        b.offset = np.array([column[u] if k else -1 for u, k in zip(b.offset.tolist(), keep)], np.int64)
+        b.ret = ret
+        self.packed = {"order": name, "units": len(units), "unplaced": len(units) - len(column),
+                       "decided_return": old}
+        return ret - old
 
     # ------------------------------------------------------------------ export
 

@@ -81,6 +81,8 @@ class Board:
       open_groups: int32[] placed alias groups with undecided members.
       open_pins: int32[] pinned tensors with undecided buffers. With `open_groups`, 0 at a clean
         cut, where the Drop-backup is saved.
+      load: int32[T] under `Rules(placement="deferred")`, the columns the units' hulls reserve
+        per step (the grid stays empty until the packer places the game); None otherwise.
     """
 
     cursor: jax.Array
@@ -93,6 +95,7 @@ class Board:
     marks: jax.Array
     open_groups: jax.Array
     open_pins: jax.Array
+    load: jax.Array | None = None
 
     def _decided(self, values: jax.Array) -> jax.Array:
         below = jnp.arange(values.shape[-1]) < jnp.asarray(self.cursor)[..., None]
@@ -134,7 +137,7 @@ class Snapshot:
 
     Attributes:
       cursor: int32[]; ret: float32[]; supply_prefix: int32[T+1]; edge: uint32[ceil(T/32)];
-      table_mask: int32[K] (as in `Board`).
+      table_mask: int32[K]; load: int32[T] or None (as in `Board`).
     """
 
     cursor: jax.Array
@@ -142,6 +145,7 @@ class Snapshot:
     supply_prefix: jax.Array
     edge: jax.Array
     table_mask: jax.Array
+    load: jax.Array | None = None
 
 
 @struct.dataclass
@@ -173,7 +177,7 @@ class Checkpoints:
 
 def _snapshot(board: Board) -> Snapshot:
     return Snapshot(cursor=board.cursor, ret=board.ret, supply_prefix=board.supply_prefix,
-                    edge=board.edge, table_mask=board.table_mask)
+                    edge=board.edge, table_mask=board.table_mask, load=board.load)
 
 
 @struct.dataclass
@@ -182,7 +186,12 @@ class Candidates:
 
     Attributes:
       legal: bool[3].
-      offset, alloc_start, alloc_end, copy_start, copy_end: int32[3], -1 for none.
+      offset, alloc_start, alloc_end, copy_start, copy_end: int32[3], -1 for none. Under
+        deferred placement an offset is a unit (the first buffer of the allocations placed
+        together), not a column.
+      level: int32[3] the lowest column the allocation would take: its offset on the grid; under
+        deferred placement the load profile's peak over the steps it adds (where a memory packed
+        from the bottom would put it); -1 for none.
       group_placed: bool[] the buffer's alias group is placed (before the move).
       pinned: bool[] the buffer's tensor is pinned (before the move).
       latest: int32[] the buffer holding the tensor's latest allocation, -1 if none.
@@ -195,6 +204,7 @@ class Candidates:
 
     legal: jax.Array
     offset: jax.Array
+    level: jax.Array
     alloc_start: jax.Array
     alloc_end: jax.Array
     copy_start: jax.Array

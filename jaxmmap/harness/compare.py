@@ -13,12 +13,11 @@ wall time, compilation included (it is part of what using a solver costs). A run
 (its solution passed the independent validator), `invalid` (the validator rejected it: a solver
 bug, reported and never counted), `skipped` (the solver raises `solvers.base.Refused`: it is
 not made for the instance, like `exhaustive` above its size limit) or `error` (any other
-exception). Returns are reported against an upper bound per instance: the
-smaller of the fast relaxation bound (`jaxmmap.solvers.cpsat.upper_bound`, valid for every
-solution the validator accepts) and any bound CP-SAT proved in the same comparison (valid for
-every game solution and every physical one whose copies fit the supply in the game's integer
-ticks; so that a rounding hair cannot push a fraction above 1, the bound is never below the best
-validated return).
+exception). Returns are reported against an upper bound per instance: the smaller of the fast
+relaxation bound (`jaxmmap.solvers.cpsat.upper_bound`, valid for every solution the validator
+accepts) and any bound CP-SAT proved in the same comparison (valid for every game solution and
+every physical one whose copies fit the supply in the game's integer ticks; the bound is never
+below the best validated return, so that a rounding hair cannot push a fraction above 1).
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ import platform
 import sys
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -132,7 +132,8 @@ class Comparison:
                    "errors": sum(r.status == "error" for r in runs), "bound": bound}
             raw = [r.info["raw_return"] for r in ok if "raw_return" in r.info]
             row["raw_return"] = float(np.mean(raw)) if raw else math.nan  # before the placer
-            row["from_nothing"] = sum(r.info.get("placed_start") == "nothing" for r in ok)  # (placer.FRESH)
+            starts = Counter(r.info["placed_start"] for r in ok if r.info.get("placed_start")).most_common()
+            row["placed_start"] = ", ".join(f"{s} {k}/{len(ok)}" if k < len(ok) else s for s, k in starts)
             if ok:
                 row.update(mean_return=float(rets.mean()), std_return=float(rets.std()),
                            best_return=float(rets.max()),
@@ -249,9 +250,9 @@ class Comparison:
             f"Budget {self.budget_s:g} s of wall time per run (compilation included), "
             f"{self.seeds} seed(s) per solver; {env.get('machine', '')}. *Return*: the best found "
             "within the budget, mean over the seeds' validated runs (± standard deviation); "
-            "*game's own*: the return of the game's placement, before the placer placed its "
-            "decisions physically (solvers that play the game; †: the placer's placement of no "
-            "decisions was higher, and the written solution was made from that); "
+            "*game's own*: the game's return, before the placer placed its decisions physically "
+            "(game solvers); *placer's start*: what its moves started from (the *decisions*, or *nothing* "
+            "where no decisions placed higher, or the network's *guide*; runs out of the seeds'); "
             "*bound*: an upper bound on any valid solution's return; *vs heuristic*: the "
             "simulated speed-up of the best solution over the heuristic's, in percent "
             "(`jaxmmap.latency`); *time to best*: when that "
@@ -265,20 +266,18 @@ class Comparison:
             lines += [f"## {md(instance)}", ""]
             if not math.isnan(bound):
                 lines += [f"Upper bound: {_fmt(bound)}", ""]
-            lines += ["| solver | return | game's own | best | % of bound | vs heuristic (%) | time to best (s) "
-                      "| s used | valid | note |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+            lines += ["| solver | return | game's own | placer's start | best | % of bound | vs heuristic (%) "
+                      "| time to best (s) | s used | valid | note |", "|---|---:|---:|---|" + "---:|" * 6 + "---|"]
             for r in sorted((r for r in rows if r["instance"] == instance),
                             key=lambda r: -r["mean_return"] if r["valid"] else math.inf):
                 ret = (f"{_fmt(r['mean_return'])} ± {_fmt(r['std_return'])}" if r["valid"] > 1
                        else _fmt(r["mean_return"]))
-                pct = "" if math.isnan(r["fraction_of_bound"]) else \
-                    f"{100 * r['fraction_of_bound']:.1f}"
+                pct = "" if math.isnan(r["fraction_of_bound"]) else f"{100 * r['fraction_of_bound']:.1f}"
                 valid = f"{r['valid']}/{r['runs']}" + "".join(
                     f", {r[k]} {k}" for k in ("invalid", "skipped", "errors") if r[k])
                 vs = r["speedup_over_heuristic_percent"]
                 vs = "" if math.isnan(vs) else f"{vs:+.2f}"
-                own = _fmt(r["raw_return"]) + (" †" if r["from_nothing"] else "")
-                lines.append(f"| {md(r['solver'])} | {ret} | {own} | "
+                lines.append(f"| {md(r['solver'])} | {ret} | {_fmt(r['raw_return'])} | {md(r['placed_start'])} | "
                              f"{_fmt(r['best_return'])} | {pct} | {vs} | "
                              f"{_fmt(r['time_to_best'], 3)} | {_fmt(r['seconds'], 3)} | {valid} | "
                              f"{md(r['note'][:80])} |")

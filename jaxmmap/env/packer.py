@@ -1,0 +1,117 @@
+"""The packer of `Rules(placement="deferred")` (docs/game.md, "Deferred placement"): when the game
+ends, each *unit* (a placed alias group, or a tensor's allocations from one Copy or pin on, joined
+by NoCopy) is placed as one rectangle, its hull of steps times its width, at the best-fit offset
+of the memory grid: in two orders, widest first (then the longest hull, the earliest, the first
+buffer) and the order of play, and the packing with the higher return is kept (ties: widest
+first). A unit that fits nowhere is dropped with all its buffers. Internals of
+`jaxmmap.env.game.step`; `jaxmmap.env.reference` is the specification, and the tests compare them.
+
+Written here, not taken from a library: it runs inside the jitted game, on the game's own grid.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxmmap.core.problem import DROP
+from jaxmmap.env import grid as memory
+from jaxmmap.env.backup import one_game_at_a_time
+from jaxmmap.env.batching import maybe
+from jaxmmap.env.instance import Instance
+from jaxmmap.env.moves import _word_masks
+from jaxmmap.env.types import _ACTION, Board
+
+
+def best_fit(used: jax.Array, width) -> jax.Array:
+    """The lowest offset of the smallest run of free columns (bits of `used`, uint32[Cw], clear)
+    that holds `width`, or -1; 0 for width 0."""
+    words = used.shape[0]
+    columns = words * 32
+    bits = (used[:, None] >> jnp.arange(32, dtype=jnp.uint32)[None, :]) & jnp.uint32(1)
+    free = (bits == 0).reshape(columns)
+    k = jnp.arange(columns, dtype=jnp.int32)
+    next_used = jax.lax.cummin(jnp.where(free, columns, k), reverse=True)
+    run = next_used - k  # free columns from k on
+    starts = free & jnp.concatenate([jnp.ones(1, bool), ~free[:-1]])
+    fits = starts & (run >= width)
+    score = jnp.where(fits, run * (columns + 1) + k, jnp.iinfo(jnp.int32).max)
+    at = jnp.argmin(score).astype(jnp.int32)
+    return jnp.where(width <= 0, 0, jnp.where(jnp.any(fits), at, -1)).astype(jnp.int32)
+
+
+def _return(inst: Instance, keep: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The return (float32) of the buffers `keep` places, and the latency tables' masks."""
+    k = inst.gain.shape[0]
+    tabled = keep & (inst.table >= 0)
+    masks = jnp.zeros(k, jnp.int32).at[jnp.where(tabled, inst.table, k)].add(
+        jnp.left_shift(jnp.int32(1), inst.table_bit), mode="drop")
+    static = jnp.sum(jnp.where(keep & (inst.table < 0), inst.benefit, 0.0))
+    return static + jnp.sum(inst.gain[jnp.arange(k), masks]), masks
+
+
+def _pack_order(inst: Instance, order, count, hull_start, hull_end, grid: memory.Grid):
+    """Best fit of the first `count` units of `order`, each over its hull: (grid, column per unit
+    id, -1 where it did not fit)."""
+    n = inst.width.shape[0]
+    tail = _word_masks(inst.columns, inst.grid_words * 32 - inst.columns, inst.grid_words)
+
+    def body(carry):
+        k, grid, column = carry
+        u = order[k]
+        lo, hi, width = hull_start[u], hull_end[u], inst.width[u]
+        at = best_fit(memory.used(grid, lo, hi) | tail, width)
+        grid = memory.fill(grid, lo, hi, _word_masks(at, width, inst.grid_words), (at >= 0) & (width > 0))
+        return k + 1, grid, column.at[u].set(at)
+
+    _, grid, column = jax.lax.while_loop(lambda c: c[0] < count, body, (jnp.int32(0), grid, jnp.full(n, -1, jnp.int32)))
+    return grid, column
+
+
+def pack(inst: Instance, board: Board) -> Board:
+    """The finished game's board with its units placed (offsets in columns, the grid filled), the
+    units that fit nowhere dropped, and its return recomputed."""
+    n = inst.width.shape[0]
+    rec = board.records
+    ids = jnp.arange(n, dtype=jnp.int32)
+    action = (rec.bits & _ACTION).astype(jnp.int32)
+    placed = (ids < board.cursor) & (action != DROP)
+    unit = jnp.where(placed, rec.offset.astype(jnp.int32), n)
+    start, end = rec.alloc_start.astype(jnp.int32), rec.alloc_end.astype(jnp.int32)
+    has = placed & (start >= 0)
+    at = jnp.where(has, unit, n)
+    hull_start = jnp.full(n, 2 ** 30, jnp.int32).at[at].min(start, mode="drop")
+    hull_end = jnp.full(n, -1, jnp.int32).at[at].max(end, mode="drop")
+    is_unit = placed & (unit == ids)
+    count = jnp.sum(is_unit).astype(jnp.int32)
+    widest = jnp.lexsort((ids, hull_start, hull_start - hull_end, -inst.width, ~is_unit))
+    play = jnp.lexsort((ids, ~is_unit))
+    results = []
+    for order in (widest, play):
+        grid, column = _pack_order(inst, order, count, hull_start, hull_end, board.cells)
+        keep = placed & (column[jnp.minimum(unit, n - 1)] >= 0)
+        ret, masks = _return(inst, keep)
+        results.append((ret, grid, column, keep, masks))
+    (ret_w, *first), (ret_p, *second) = results
+    better = ret_p > ret_w
+    ret = jnp.where(better, ret_p, ret_w)
+    grid, column, keep, masks = jax.tree.map(lambda a, b: jnp.where(better, b, a), first, second)
+    lost = placed & ~keep
+    dtype = rec.offset.dtype
+    records = rec.replace(
+        bits=jnp.where(lost, (rec.bits & ~_ACTION) | DROP, rec.bits).astype(rec.bits.dtype),
+        offset=jnp.where(keep, column[jnp.minimum(unit, n - 1)], jnp.where(lost, -1, rec.offset)).astype(dtype),
+        alloc_start=jnp.where(lost, -1, rec.alloc_start).astype(dtype),
+        alloc_end=jnp.where(lost, -1, rec.alloc_end).astype(dtype))
+    return board.replace(records=records, cells=grid, ret=ret, table_mask=masks)
+
+
+def pack_finished(inst: Instance, board: Board, on) -> Board:
+    """`pack` where `on` (the move that ended the game); under `vmap`, only the games that end now
+    pack (`backup.one_game_at_a_time`)."""
+    return _pack_finished(board, inst, on)
+
+
+@one_game_at_a_time(lambda carry, consts: consts.width.shape[-1])
+def _pack_finished(board, inst, on):
+    return maybe(on, lambda b: pack(inst, b), board)
