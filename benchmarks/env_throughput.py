@@ -4,6 +4,7 @@
     python benchmarks/env_throughput.py --batches 1 64 1024 4096 16384 --max-work 2e7 --repeats 1   # a GPU
     python benchmarks/env_throughput.py -o results.json       # the figures, also as JSON
     python benchmarks/env_throughput.py --restores one-at-a-time   # the other batched restore
+    python benchmarks/env_throughput.py --sizes 3000 --batches 256 --placements grid deferred  # deferred vs grid
 
 For each standard size (about 315, 3,140 and 16,560 buffers, from the generator) both games play
 the same stretch of the game, the first `--moves` moves (or the whole game if shorter), with a
@@ -30,6 +31,7 @@ import numpy as np
 
 from jaxmmap import ReferenceGame, Rules, generate, make_instance
 from jaxmmap.core.files import write_json
+from jaxmmap.core.rules import COPY_SUPPLY, PLACEMENTS
 from jaxmmap.env import game
 from jaxmmap.env import grid as memory
 from jaxmmap.env.backup import TOGETHER_BELOW, restores_together, together
@@ -117,17 +119,22 @@ def main():
                         help="how a batch's restores run: by the backend (auto), or forced")
     parser.add_argument("--bandwidth", type=float, default=H100_BANDWIDTH,
                         help="memory bandwidth in bytes/s for the bound from bytes per move")
+    parser.add_argument("--placements", nargs="+", choices=PLACEMENTS, default=["grid"],
+                        help="the game's placement rules (Rules.placement); each row's 'vs grid' is its "
+                        "throughput over the grid game's at the same size and batch, when both run")
+    parser.add_argument("--copy-supply", choices=COPY_SUPPLY, default="near")
     parser.add_argument("-o", "--output", help="also write the figures to this JSON file")
     args = parser.parse_args()
-    rules = Rules(columns=args.columns)
     device = f"{jax.devices()[0].device_kind} ({jax.default_backend()})"
     mode = args.restores if args.restores != "auto" else (
         f"together below {TOGETHER_BELOW} buffers" if together(0) else "one-at-a-time")
     print(f"device: {device}, columns {args.columns}, first {args.moves} moves, Drop-backup on,"
           f" restores {mode}")
-    print(f"{'buffers':>8} {'steps':>6} {'batch':>6} {'moves/s':>12} {'vs ref':>8} {'vs b1':>6} {'compile':>8}")
-    rows, sizes = [], []
-    for size in args.sizes:
+    print(f"{'placement':>9} {'buffers':>8} {'steps':>6} {'batch':>6} {'moves/s':>12} {'vs ref':>8} {'vs b1':>6}"
+          f" {'vs grid':>8} {'compile':>8}")
+    rows, sizes, grid_rates = [], [], {}
+    for size, placement in ((s, p) for s in args.sizes for p in args.placements):
+        rules = Rules(columns=args.columns, placement=placement, copy_supply=args.copy_supply)
         problem = problem_of_size(size)
         instance = make_instance(problem, rules)
         ref = reference_rate(problem, rules, args.moves)
@@ -140,22 +147,26 @@ def main():
             rate, compile_s = jax_rate(instance, batch, args.moves, args.repeats, args.restores)
             rates[batch] = rate
             first = rates.get(min(rates))
-            print(f"{problem.num_buffers:>8} {problem.num_steps:>6} {batch:>6} {rate:>12,.0f}"
-                  f" {rate / ref:>7.1f}x {rate / first:>5.2f}x {compile_s:>7.1f}s", flush=True)
-            rows.append(dict(buffers=problem.num_buffers, steps=problem.num_steps, batch=batch,
+            if placement == "grid":
+                grid_rates[size, batch] = rate
+            vs_grid = f"{rate / grid_rates[size, batch]:>7.2f}x" if (size, batch) in grid_rates else f"{'-':>8}"
+            print(f"{placement:>9} {problem.num_buffers:>8} {problem.num_steps:>6} {batch:>6} {rate:>12,.0f}"
+                  f" {rate / ref:>7.1f}x {rate / first:>5.2f}x {vs_grid} {compile_s:>7.1f}s", flush=True)
+            rows.append(dict(placement=placement, buffers=problem.num_buffers, steps=problem.num_steps, batch=batch,
                              moves_per_s=rate, reference_moves_per_s=ref, compile_s=compile_s))
         peak = max(rates, key=rates.get)
-        print(f"{problem.num_buffers:>8} buffers: peak at batch {peak} ({rates[peak]:,.0f} moves/s,"
+        print(f"{placement:>9} {problem.num_buffers:>8} buffers: peak at batch {peak} ({rates[peak]:,.0f} moves/s,"
               f" {rates[peak] / ref:,.1f}x the reference's {ref:,.0f}); state {per_game / 2**10:,.0f} KB"
               f" per game (instance {shared / 2**10:,.0f} KB, shared); about {moved / 2**10:,.1f} KB"
               f" read and written per move, so at most {args.bandwidth / moved / 1e6:,.1f} M moves/s"
               f" at {args.bandwidth / 1e12:g} TB/s", flush=True)
-        sizes.append(dict(buffers=problem.num_buffers, steps=problem.num_steps, peak_batch=peak,
+        sizes.append(dict(placement=placement, buffers=problem.num_buffers, steps=problem.num_steps, peak_batch=peak,
                           state_bytes_per_game=per_game, instance_bytes=shared,
                           bytes_per_move=moved, reference_moves_per_s=ref,
                           bandwidth_bound_moves_per_s=args.bandwidth / moved))
     if args.output:
-        write_json(args.output, dict(device=device, columns=args.columns, moves=args.moves, restores=mode,
+        write_json(args.output, dict(device=device, columns=args.columns, copy_supply=args.copy_supply,
+                                     moves=args.moves, restores=mode,
                                      date=time.strftime("%Y-%m-%d"), rows=rows, sizes=sizes),
                    indent=1)
 

@@ -1,10 +1,11 @@
 """The packer of `Rules(placement="deferred")` (docs/game.md, "Deferred placement"): when the game
 ends, each *unit* (a placed alias group, or a tensor's allocations from one Copy or pin on, joined
 by NoCopy) is placed as one rectangle, its hull of steps times its width, at the best-fit offset
-of the memory grid: in two orders, widest first (then the longest hull, the earliest, the first
-buffer) and the order of play, and the packing with the higher return is kept (ties: widest
-first). A unit that fits nowhere is dropped with all its buffers. Internals of
-`jaxmmap.env.game.step`; `jaxmmap.env.reference` is the specification, and the tests compare them.
+of the memory grid: in three orders, widest first (then the longest hull, the earliest, the first
+buffer), the order of play, and the units the widest-first packing left out first (then the rest as
+before), and the packing with the higher return is kept (ties: the earlier order). A unit that
+fits nowhere is dropped with all its buffers. Internals of `jaxmmap.env.game.step`;
+`jaxmmap.env.reference` is the specification, and the tests compare them.
 
 Written here, not taken from a library: it runs inside the jitted game, on the game's own grid.
 """
@@ -84,18 +85,19 @@ def pack(inst: Instance, board: Board) -> Board:
     hull_end = jnp.full(n, -1, jnp.int32).at[at].max(end, mode="drop")
     is_unit = placed & (unit == ids)
     count = jnp.sum(is_unit).astype(jnp.int32)
-    widest = jnp.lexsort((ids, hull_start, hull_start - hull_end, -inst.width, ~is_unit))
-    play = jnp.lexsort((ids, ~is_unit))
-    results = []
-    for order in (widest, play):
+    widest = (ids, hull_start, hull_start - hull_end, -inst.width)  # lexsort: the last key first
+
+    def packing(order):
         grid, column = _pack_order(inst, order, count, hull_start, hull_end, board.cells)
         keep = placed & (column[jnp.minimum(unit, n - 1)] >= 0)
-        ret, masks = _return(inst, keep)
-        results.append((ret, grid, column, keep, masks))
-    (ret_w, *first), (ret_p, *second) = results
-    better = ret_p > ret_w
-    ret = jnp.where(better, ret_p, ret_w)
-    grid, column, keep, masks = jax.tree.map(lambda a, b: jnp.where(better, b, a), first, second)
+        return (*_return(inst, keep), grid, column, keep)
+
+    best = packing(jnp.lexsort((*widest, ~is_unit)))
+    left_out = best[3] < 0  # (per unit id) what the widest-first packing could not place goes first
+    for order in (jnp.lexsort((ids, ~is_unit)), jnp.lexsort((*widest, ~left_out, ~is_unit))):
+        other = packing(order)
+        best = jax.tree.map(lambda a, b, better=other[0] > best[0]: jnp.where(better, b, a), best, other)
+    ret, masks, grid, column, keep = best
     lost = placed & ~keep
     dtype = rec.offset.dtype
     records = rec.replace(

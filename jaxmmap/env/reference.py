@@ -17,7 +17,7 @@ from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
 from jaxmmap.core.rules import Discretized, Rules, discretize, exact_return
 
 UNDECIDED = -1
-PACKING_ORDERS = ("widest", "play")
+PACKING_ORDERS = ("widest", "play", "repack")
 
 
 def best_fit(blocked: np.ndarray, width: int) -> int:
@@ -379,19 +379,23 @@ class ReferenceGame:
 
     def _pack(self) -> float:
         """Places the finished game's units (Rules(placement="deferred")): each unit's hull of
-        rows at one offset, best fit, in two orders (widest first, then longest hull, then
-        earliest; and the order of play), keeping the packing with the higher return (ties: the
-        first). A unit that fits nowhere is dropped with all its buffers. Returns the change of
-        the return."""
+        rows at one offset, best fit, in three orders (`PACKING_ORDERS`: widest first, then the
+        longest hull, the earliest; the order of play; and the units the widest-first packing left
+        out first, then the others as before), keeping the packing with the higher return (ties:
+        the first). A unit that fits nowhere is dropped with all its buffers. Returns the change
+        of the return."""
         b, d = self.board, self.d
         old = b.ret
         placed = b.action != DROP
         units = sorted(b.hull)
         width = {u: int(d.width[u]) for u in units}
-        orders = (sorted(units, key=lambda u: (-width[u], b.hull[u][0] - b.hull[u][1], b.hull[u][0], u)), units)
-        best = None
-        for name, order in zip(PACKING_ORDERS, orders):
+        widest = sorted(units, key=lambda u: (-width[u], b.hull[u][0] - b.hull[u][1], b.hull[u][0], u))
+        best, first = None, None
+        for name, order in zip(PACKING_ORDERS, (widest, units, None)):
+            if order is None:  # repack: what the widest-first packing left out goes first
+                order = [u for u in widest if u not in first] + [u for u in widest if u in first]
             column = pack_units(order, b.hull, width, self.problem.num_steps, d.usable_columns)
+            first = column if first is None else first
             keep = placed & np.isin(b.offset, list(column))
             ret = exact_return(self.problem, np.where(keep, b.action, DROP), d)
             if best is None or ret > best[0]:
