@@ -212,3 +212,20 @@ def test_the_suite_splits_by_family_and_open_problems_expands_them():
     assert [p.name for p in open_problems(["suite:held-out"])] == held
     with pytest.raises(KeyError, match="no split"):
         suite.names("test")
+
+
+def test_deferred_placement_from_the_command_line(tmp_path, capsys):
+    """`--placement deferred --copy-supply early`: the game's solution is packed, valid, and says
+    its rules; a rule that deferred placement cannot keep is one error line."""
+    out = tmp_path / "d.json"
+    assert main(["play", "bundled:tiny", "--policy", "greedy", "--placement", "deferred", "--copy-supply", "early",
+                 "-o", str(out)]) == 0
+    capsys.readouterr()
+    solution = load_solution(out)
+    assert validate(bundled("tiny"), solution).ok
+    assert solution.rules["placement"] == "deferred" and solution.rules["copy_supply"] == "early"
+    assert main(["play", "bundled:tiny", "--placement", "deferred", "--nocopy-offset", "lowest",
+                 "-o", str(tmp_path / "x.json")]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "nocopy_offset" in err[0]
+    assert not (tmp_path / "x.json").exists()
