@@ -199,7 +199,8 @@ def candidates(inst: Instance, board: Board) -> Candidates:
         unit = jnp.where(placed, goff, i)
         copy_off = unit
         x_off = jnp.where(is_out, unit, p_off)
-        peak = _load_peak(board, _load_spans(ctx["hull_start"], ctx["hull_end"], placed, starts, ends))
+        peak = _load_peak(board, _new_rows(inst, board, g, placed, ctx["hull_start"], ctx["hull_end"], ctx["solid"],
+                                           starts, ends))
         room = (width == 0) | (peak + width <= inst.columns)
         copy_ok &= room[0]
         nocopy_ok = nocopy_base & (covered | room[1]) & (~placed | (x_off == goff))
@@ -245,29 +246,33 @@ def _candidates(copy_ok, nocopy_ok, dropped, placed, pinned, copy_off, x_off, le
         hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"])
 
 
-def _load_spans(hull_start, hull_end, placed, starts, ends):
-    """The steps that rectangles (starts, ends: int32[R]) add to their unit's hull, as two spans
-    each ((lo, hi) pairs of int32[R]; an empty span has lo > hi). A placed alias group's unit
-    grows its hull to cover the rectangle: the steps before the hull and after it. Any other
-    rectangle is new to its unit (a new unit, or a NoCopy that goes on from where the tensor's
-    allocation ends)."""
-    grow = placed & (hull_start >= 0)
-    first = (jnp.where(grow, jnp.minimum(starts, hull_start), starts), jnp.where(grow, hull_start - 1, ends))
-    second = (jnp.where(grow, hull_end + 1, 0), jnp.where(grow, jnp.maximum(ends, hull_end), -1))
-    return first, second
-
-
-def _in_spans(num_steps: int, spans) -> jax.Array:
-    """bool[R, T]: the steps inside either span of each rectangle."""
+def _new_rows(inst: Instance, board: Board, group, placed, hull_start, hull_end, solid, starts, ends) -> jax.Array:
+    """bool[R, T]: the steps of rectangles (starts, ends: int32[R]) that their unit does not hold
+    yet. A unit other than a placed alias group's holds none of them (a new unit, or a NoCopy that
+    goes on from where the tensor's allocation ends). A placed group's unit holds the rows of its
+    allocations: its hull when they form one interval (`solid`), else what the records say (one
+    pass over them, only where some game needs it: `_when`)."""
+    num_steps = board.load.shape[0]
     k = jnp.arange(num_steps, dtype=jnp.int32)
-    (lo0, hi0), (lo1, hi1) = spans
-    inside = lambda lo, hi: (k >= jnp.atleast_1d(lo)[:, None]) & (k <= jnp.atleast_1d(hi)[:, None])  # noqa: E731
-    return inside(lo0, hi0) | inside(lo1, hi1)
+    rect = (k >= starts[:, None]) & (k <= ends[:, None])
+    grow = placed & (hull_start >= 0)
+
+    def held_rows(on):  # a difference array over the group's decided allocations
+        rec = board.records
+        mine = on & (jnp.arange(inst.width.shape[0]) < board.cursor) & (inst.group == group) & (rec.alloc_start >= 0)
+        steps = jnp.zeros(num_steps + 1, jnp.int32)
+        steps = steps.at[jnp.where(mine, rec.alloc_start, num_steps)].add(1)
+        steps = steps.at[jnp.where(mine, rec.alloc_end + 1, num_steps)].add(-1)
+        return jnp.cumsum(steps)[:num_steps] > 0
+
+    hull = (k >= hull_start) & (k <= hull_end)
+    held = jnp.where(solid, hull, _when(grow & ~solid, held_rows, jnp.zeros(num_steps, bool)))
+    return rect & ~(grow & held)[None, :]
 
 
-def _load_peak(board: Board, spans) -> jax.Array:
-    """int32[R]: the load profile's peak over each rectangle's spans (0 where they are empty)."""
-    return jnp.max(jnp.where(_in_spans(board.load.shape[0], spans), board.load[None, :], 0), axis=1)
+def _load_peak(board: Board, rows) -> jax.Array:
+    """int32[R]: the load profile's peak over each rectangle's `rows` (bool[R, T]; 0 where none)."""
+    return jnp.max(jnp.where(rows, board.load[None, :], 0), axis=1)
 
 
 def _word_masks(offset, width, words: int) -> jax.Array:
@@ -309,8 +314,8 @@ def apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tup
                                   jnp.uint32(0))
 
     if inst.deferred:  # the rows the move adds to its unit's hull reserve `width` columns each
-        spans = _load_spans(cand.hull_start, cand.hull_end, cand.group_placed, a_start, a_end)
-        grows = _in_spans(board.load.shape[0], spans)[0] & active & (a_start >= 0)
+        grows = _new_rows(inst, board, inst.group[i], cand.group_placed, cand.hull_start, cand.hull_end, cand.solid,
+                          a_start[None], a_end[None])[0] & active & (a_start >= 0)
         cells, load = board.cells, board.load + jnp.where(grows, width, 0)
     else:
         cells = memory.fill(board.cells, a_start, a_end, _word_masks(offset, width, inst.grid_words),

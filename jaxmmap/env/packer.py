@@ -1,9 +1,10 @@
 """The packer of `Rules(placement="deferred")` (docs/game.md, "Deferred placement"): when the game
 ends, each *unit* (a placed alias group, or a tensor's allocations from one Copy or pin on, joined
-by NoCopy) is placed as one rectangle, its hull of steps times its width, at the best-fit offset
-of the memory grid: in three orders, widest first (then the longest hull, the earliest, the first
+by NoCopy) is placed at one offset over the steps of its allocations, the best-fit offset of the
+memory grid: in three orders, widest first (then the longest hull, the earliest, the first
 buffer), the order of play, and the units the widest-first packing left out first (then the rest as
-before), and the packing with the higher return is kept (ties: the earlier order). A unit that
+before), and the best is kept (a higher return, or within a relative 1e-5 more units placed; ties:
+the earlier order). A unit that
 fits nowhere is dropped with all its buffers. Internals of `jaxmmap.env.game.step`;
 `jaxmmap.env.reference` is the specification, and the tests compare them.
 
@@ -51,18 +52,29 @@ def _return(inst: Instance, keep: jax.Array) -> tuple[jax.Array, jax.Array]:
     return static + jnp.sum(inst.gain[jnp.arange(k), masks]), masks
 
 
-def _pack_order(inst: Instance, order, count, hull_start, hull_end, grid: memory.Grid):
-    """Best fit of the first `count` units of `order`, each over its hull: (grid, column per unit
-    id, -1 where it did not fit)."""
+def _pack_order(inst: Instance, order, count, unit, start, end, has, grid: memory.Grid):
+    """Best fit of the first `count` units of `order`, each over the steps of its allocations
+    (buffers with `has`, of `unit`, over [start, end]): (grid, column per unit id, -1 where it did
+    not fit)."""
     n = inst.width.shape[0]
+    ids = jnp.arange(n, dtype=jnp.int32)
     tail = _word_masks(inst.columns, inst.grid_words * 32 - inst.columns, inst.grid_words)
+    rank = jnp.zeros(n, jnp.int32).at[order].set(ids)  # each unit's place in `order`
+    key = jnp.where(has, rank[jnp.minimum(unit, n - 1)], n)
+    allocs = jnp.lexsort((ids, key))  # the allocations, unit by unit in `order`
+    first, last = (jnp.searchsorted(key[allocs], ids, side=side).astype(jnp.int32) for side in ("left", "right"))
+
+    def over(k, fn, init):  # fn(allocation's buffer, carry) over the allocations of the k-th unit
+        return jax.lax.fori_loop(first[k], last[k], lambda j, c: fn(allocs[j], c), init)
 
     def body(carry):
         k, grid, column = carry
         u = order[k]
-        lo, hi, width = hull_start[u], hull_end[u], inst.width[u]
-        at = best_fit(memory.used(grid, lo, hi) | tail, width)
-        grid = memory.fill(grid, lo, hi, _word_masks(at, width, inst.grid_words), (at >= 0) & (width > 0))
+        width = inst.width[u]
+        used = over(k, lambda a, used: used | memory.used(grid, start[a], end[a]), tail)
+        at = best_fit(used, width)
+        mask, ok = _word_masks(at, width, inst.grid_words), (at >= 0) & (width > 0)
+        grid = over(k, lambda a, grid: memory.fill(grid, start[a], end[a], mask, ok), grid)
         return k + 1, grid, column.at[u].set(at)
 
     _, grid, column = jax.lax.while_loop(lambda c: c[0] < count, body, (jnp.int32(0), grid, jnp.full(n, -1, jnp.int32)))
@@ -88,16 +100,20 @@ def pack(inst: Instance, board: Board) -> Board:
     widest = (ids, hull_start, hull_start - hull_end, -inst.width)  # lexsort: the last key first
 
     def packing(order):
-        grid, column = _pack_order(inst, order, count, hull_start, hull_end, board.cells)
+        grid, column = _pack_order(inst, order, count, unit, start, end, has, board.cells)
         keep = placed & (column[jnp.minimum(unit, n - 1)] >= 0)
-        return (*_return(inst, keep), grid, column, keep)
+        return (*_return(inst, keep), grid, column, keep, jnp.sum(is_unit & (column >= 0)))
+
+    def better(best, other):  # `reference.better_packing`: a higher return, or within 1e-5 more units placed
+        tol = 1e-5 * (jnp.abs(best[0]) + jnp.abs(other[0])) + 1e-7
+        return (other[0] > best[0] + tol) | ((jnp.abs(other[0] - best[0]) <= tol) & (other[5] > best[5]))
 
     best = packing(jnp.lexsort((*widest, ~is_unit)))
     left_out = best[3] < 0  # (per unit id) what the widest-first packing could not place goes first
     for order in (jnp.lexsort((ids, ~is_unit)), jnp.lexsort((*widest, ~left_out, ~is_unit))):
         other = packing(order)
-        best = jax.tree.map(lambda a, b, better=other[0] > best[0]: jnp.where(better, b, a), best, other)
-    ret, masks, grid, column, keep = best
+        best = jax.tree.map(lambda a, b, take=better(best, other): jnp.where(take, b, a), best, other)
+    ret, masks, grid, column, keep, _ = best
     lost = placed & ~keep
     dtype = rec.offset.dtype
     records = rec.replace(

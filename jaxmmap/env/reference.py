@@ -38,15 +38,22 @@ def best_fit(blocked: np.ndarray, width: int) -> int:
     return at
 
 
-def pack_units(order, hull: dict, width: dict, num_steps: int, columns: int) -> dict:
-    """Best fit of each unit's hull of rows, in `order`: {unit: column} of those that fit."""
+def better_packing(ret, placed: int, other_ret, other_placed: int) -> bool:
+    """Whether a packing of return `other_ret` that places `other_placed` units beats one of `ret`
+    and `placed`: a higher return, or, within a relative 1e-5 (where float32 sums, the JAX
+    game's, and float64 ones may disagree), more units placed."""
+    tol = 1e-5 * (abs(ret) + abs(other_ret)) + 1e-7
+    return other_ret > ret + tol or (abs(other_ret - ret) <= tol and other_placed > placed)
+
+
+def pack_units(order, rows: dict, width: dict, num_steps: int, columns: int) -> dict:
+    """Best fit of each unit's rows (bool[T]), in `order`: {unit: column} of those that fit."""
     used = np.zeros((num_steps, columns), bool)
     column = {}
     for u in order:
-        lo, hi = hull[u]
-        o = best_fit(used[lo:hi + 1].any(axis=0), width[u])
+        o = best_fit(used[rows[u]].any(axis=0), width[u])
         if o >= 0:
-            used[lo:hi + 1, o:o + width[u]] = True
+            used[np.ix_(rows[u], np.arange(o, o + width[u]))] = True
             column[u] = o
     return column
 
@@ -77,10 +84,10 @@ class _Board:
     dropped_groups: set  # groups forced to Drop by the backup
     unpinnable: set  # tensors the backup forbids to pin
     # Rules(placement="deferred"): `offset` holds a buffer's *unit* (the first buffer of its
-    # alias group or NoCopy chain, which the packer places as one rectangle), `hull` each unit's
-    # rows, and `load` the columns reserved per step by the units' hulls.
+    # alias group or NoCopy chain, which the packer places at one offset), `rows` each unit's
+    # steps, and `load` the columns reserved per step by the units.
     load: np.ndarray | None = None  # [T]
-    hull: dict = dataclasses.field(default_factory=dict)  # unit -> (first step, last step)
+    rows: dict = dataclasses.field(default_factory=dict)  # unit -> bool[T], the steps it holds
 
 
 class ReferenceGame:
@@ -147,11 +154,8 @@ class ReferenceGame:
 
     def _new_rows(self, alloc: tuple[int, int], unit: int) -> list[int]:
         """The steps that `alloc` adds to `unit`'s hull (its hull grows to cover both)."""
-        old = self.board.hull.get(unit)
-        if old is None:
-            return list(range(alloc[0], alloc[1] + 1))
-        lo, hi = min(alloc[0], old[0]), max(alloc[1], old[1])
-        return list(range(lo, old[0])) + list(range(old[1] + 1, hi + 1))
+        held = self.board.rows.get(unit)
+        return [k for k in range(alloc[0], alloc[1] + 1) if held is None or not held[k]]
 
     def _load_fits(self, alloc: tuple[int, int], unit: int, width: int) -> bool:
         rows = self._new_rows(alloc, unit)
@@ -305,8 +309,7 @@ class ReferenceGame:
         if pl.alloc is not None and self.deferred:
             rows = self._new_rows(pl.alloc, pl.offset)
             b.load[rows] += int(self.d.width[i])
-            old = b.hull.get(pl.offset, pl.alloc)
-            b.hull[pl.offset] = (min(old[0], pl.alloc[0]), max(old[1], pl.alloc[1]))
+            b.rows.setdefault(pl.offset, np.zeros(self.problem.num_steps, bool))[pl.alloc[0]:pl.alloc[1] + 1] = True
         elif pl.alloc is not None:
             b.owner[pl.alloc[0]:pl.alloc[1] + 1, pl.offset:pl.offset + int(self.d.width[i])] = self.d.group[i]
         b.ret += reward
@@ -378,27 +381,28 @@ class ReferenceGame:
     # ------------------------------------------------------------------ deferred placement
 
     def _pack(self) -> float:
-        """Places the finished game's units (Rules(placement="deferred")): each unit's hull of
-        rows at one offset, best fit, in three orders (`PACKING_ORDERS`: widest first, then the
-        longest hull, the earliest; the order of play; and the units the widest-first packing left
-        out first, then the others as before), keeping the packing with the higher return (ties:
-        the first). A unit that fits nowhere is dropped with all its buffers. Returns the change
-        of the return."""
+        """Places the finished game's units (Rules(placement="deferred")): each unit's steps at
+        one offset, best fit, in three orders (`PACKING_ORDERS`: widest first, then the longest
+        hull, the earliest; the order of play; and the units the widest-first packing left out
+        first, then the others as before), keeping the best (`better_packing`; ties: the earlier
+        order). A unit that fits nowhere is dropped with all its buffers. Returns the change of
+        the return."""
         b, d = self.board, self.d
         old = b.ret
         placed = b.action != DROP
-        units = sorted(b.hull)
+        units = sorted(b.rows)
         width = {u: int(d.width[u]) for u in units}
-        widest = sorted(units, key=lambda u: (-width[u], b.hull[u][0] - b.hull[u][1], b.hull[u][0], u))
+        hull = {u: (int(np.argmax(b.rows[u])), len(b.rows[u]) - 1 - int(np.argmax(b.rows[u][::-1]))) for u in units}
+        widest = sorted(units, key=lambda u: (-width[u], hull[u][0] - hull[u][1], hull[u][0], u))
         best, first = None, None
         for name, order in zip(PACKING_ORDERS, (widest, units, None)):
             if order is None:  # repack: what the widest-first packing left out goes first
                 order = [u for u in widest if u not in first] + [u for u in widest if u in first]
-            column = pack_units(order, b.hull, width, self.problem.num_steps, d.usable_columns)
+            column = pack_units(order, b.rows, width, self.problem.num_steps, d.usable_columns)
             first = column if first is None else first
             keep = placed & np.isin(b.offset, list(column))
             ret = exact_return(self.problem, np.where(keep, b.action, DROP), d)
-            if best is None or ret > best[0]:
+            if best is None or better_packing(best[0], len(best[2]), ret, len(column)):
                 best = (ret, name, column, keep)
         ret, name, column, keep = best
         lost = placed & ~keep
