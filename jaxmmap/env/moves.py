@@ -313,7 +313,7 @@ def apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tup
     edge = board.edge | jnp.where(copies, _word_masks(c_start, c_end - c_start, board.edge.shape[0]),
                                   jnp.uint32(0))
 
-    if inst.deferred:  # the rows the move adds to its unit's hull reserve `width` columns each
+    if inst.deferred:  # the steps the move adds to its unit hold `width` more columns each
         grows = _new_rows(inst, board, inst.group[i], cand.group_placed, cand.hull_start, cand.hull_end, cand.solid,
                           a_start[None], a_end[None])[0] & active & (a_start >= 0)
         cells, load = board.cells, board.load + jnp.where(grows, width, 0)

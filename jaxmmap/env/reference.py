@@ -143,8 +143,8 @@ class ReferenceGame:
     def _space(self, alloc: tuple[int, int], g: int, width: int, offset: int | None) -> int | None:
         """Where an allocation of buffer group `g` over steps `alloc` goes: at `offset` if given,
         else at the lowest free one; None if it does not fit there. Deferred placement: `offset`
-        is a unit, a new one (the current buffer) if None, and the allocation fits when the rows
-        it adds to the unit's hull have `width` columns left in the load profile."""
+        is a unit, a new one (the current buffer) if None, and the allocation fits when the steps
+        it adds to the unit have `width` columns left in the load profile."""
         if self.deferred:
             unit = self.board.cursor if offset is None else offset
             return unit if self._load_fits(alloc, unit, width) else None
@@ -153,7 +153,7 @@ class ReferenceGame:
         return offset if self._fits(blocked, offset, width) else None
 
     def _new_rows(self, alloc: tuple[int, int], unit: int) -> list[int]:
-        """The steps that `alloc` adds to `unit`'s hull (its hull grows to cover both)."""
+        """The steps of `alloc` that `unit` does not hold yet."""
         held = self.board.rows.get(unit)
         return [k for k in range(alloc[0], alloc[1] + 1) if held is None or not held[k]]
 

@@ -81,7 +81,7 @@ class Board:
       open_groups: int32[] placed alias groups with undecided members.
       open_pins: int32[] pinned tensors with undecided buffers. With `open_groups`, 0 at a clean
         cut, where the Drop-backup is saved.
-      load: int32[T] under `Rules(placement="deferred")`, the columns the units' hulls reserve
+      load: int32[T] under `Rules(placement="deferred")`, the columns the units hold
         per step (the grid stays empty until the packer places the game); None otherwise.
     """
 
