@@ -25,8 +25,8 @@ def get_config() -> ml_collections.ConfigDict:
     config.generated = 28  # generated programs: seeds 0 .. generated - 1
     config.instructions = (40, 100, 250, 600, 1200)  # about 2.9 buffers an instruction
     # memory pressures 10 to 1.25 (the fast memory's share of the peak demand; seven, so that no
-    # other cycle of the mix, of 2, 4, 5 or 6, pairs a pressure with one size or rule). Before the
-    # twenty-third session 0.3 to 0.8 only (pressure 3.3 at most), where the training split's
+    # other cycle of the mix, of 2, 4, 5 or 6, pairs a pressure with one size or rule). It was
+    # 0.3 to 0.8 only (pressure 3.3 at most), where the training split's
     # programs reach 22: the network's games were below greedy's on gpt_train_donated (18.7) and on
     # two of ten generated programs at pressure 5 to 10 (`benchmarks/generalist_correction.py
     # --pressure`; docs/agent.md)

@@ -4,9 +4,8 @@ by NoCopy) is placed at one offset over the steps of its allocations, the best-f
 memory grid: in three orders, widest first (then the longest hull, the earliest, the first
 buffer), the order of play, and the units the widest-first packing left out first (then the rest as
 before), and the best is kept (a higher return, or within a relative 1e-5 more units placed; ties:
-the earlier order). A unit that
-fits nowhere is dropped with all its buffers. Internals of `jaxmmap.env.game.step`;
-`jaxmmap.env.reference` is the specification, and the tests compare them.
+the earlier order). A unit that fits nowhere is dropped with all its buffers. Internals of
+`jaxmmap.env.game.step`; `jaxmmap.env.reference` is the specification, and the tests compare them.
 
 Written here, not taken from a library: it runs inside the jitted game, on the game's own grid.
 """
