@@ -5,8 +5,7 @@ results.csv. This prints one markdown row per instance. Each row has every solve
 over its seeds, with its share of the instance's bound when a folder holds one. It then counts
 the instances where solver A is at least solver B.
 
-    python benchmarks/merge_results.py docs/results/agent-cpu-2026-11-23/suite/es \
-        docs/results/agent-cpu-2026-11-23/suite/agent --a muzero --b es
+    python benchmarks/merge_results.py OUT/es OUT/agent --a muzero --b es   # two `compare` folders
 """
 
 from __future__ import annotations

@@ -317,3 +317,47 @@ def test_an_expert_generation_ends_with_its_budget_once_it_has_a_game(monkeypatc
     started = expert.init(instance, config, demonstration=greedy(problem, 10, 0, rules=RULES).solution.action)
     expert.chunk_on_clock(started, instance, jnp.float32(0), Clock(12.5), config=config)
     assert seen["deadline_s"] == 12.5
+
+
+DEFERRED = dataclasses.replace(RULES, placement="deferred", copy_supply="early")
+
+
+def test_a_plan_weight_makes_the_scorer_play_the_plan_where_it_is_legal():
+    """The scorer reads the plan's action for the buffer at the cursor: with a large plan weight
+    it replays a plan (a finished random game's own actions, each legal in its turn); with a
+    zero weight it plays greedy's game."""
+    problem = tiny(2)
+    instance = make_instance(problem, RULES, num_buffers=PAD[0], num_steps=PAD[1], num_tables=PAD[2])
+    ctx, n = observation.context(instance), problem.num_buffers
+    play = jax.jit(lambda p, plan: rollout_lib.rollout(instance, jax.random.key(0),
+                                                       policy.make_policy(p, ctx, plan=plan)))
+    for seed in range(3):
+        planned = rollout_lib.rollout(instance, jax.random.key(seed), rollout_lib.random_policy)
+        assert bool(planned.done) and not bool(planned.lost)
+        plan = planned.board.action
+        follow = play(policy.init_params(jax.random.key(0), plan_weight=1e4), plan)
+        np.testing.assert_array_equal(np.asarray(follow.board.action)[:n], np.asarray(plan)[:n])
+        ignore = play(policy.init_params(jax.random.key(0), plan_weight=0.0), plan)
+        greedy_game = rollout_lib.rollout(instance, jax.random.key(0), greedy_policy)
+        np.testing.assert_array_equal(np.asarray(ignore.board.action)[:n], np.asarray(greedy_game.board.action)[:n])
+
+
+@pytest.mark.parametrize("name", ["es", "egrl"])
+def test_from_the_heuristic_in_the_deferred_game_never_below_the_plans_game(name):
+    """In the deferred game ES and EGRL start from the heuristic's plan by default: its game is
+    their first solution, and they return no less; in the paper's grid they do not."""
+    from jaxmmap.solvers.heuristic import PLAN_SHARE, game_plan
+
+    problem, budget = tiny(4), 8.0
+    planned = game_plan(problem, DEFERRED, PLAN_SHARE * budget)
+    result = run_with(name, problem, DEFERRED, budget)
+    assert result.info["from_heuristic"] and validate(problem, result.solution).ok
+    assert result.trace[0][1] == pytest.approx(planned.ret)
+    assert result.solution.ret >= planned.ret - 1e-6
+    check_trace(result)
+    assert not run_with(name, problem, RULES, budget).info["from_heuristic"]
+
+
+def run_with(name, problem, rules, budget_s, generations=2):
+    fn, options = SOLVERS[name]
+    return fn(problem, budget_s, 0, rules=rules, max_generations=generations, **options)

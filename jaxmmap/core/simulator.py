@@ -1,5 +1,5 @@
 """The simulated latency of a program under a solution: what the paper measures, beyond the
-reward proxy (`docs/results.md`).
+reward proxy (`docs/simulator.md`).
 
     timeline = jaxmmap.latency(problem, solution)
     timeline.total, timeline.stall, timeline.speedup      # microseconds, and all-slow / total

@@ -1,4 +1,4 @@
-"""The simulated speed beside every return (`docs/results.md`): what a solution's latency is,
+"""The simulated speed beside every return (`docs/simulator.md`): what a solution's latency is,
 and how much faster it runs than the heuristic's, the XLA-style baseline.
 
     row = speed(problem, solution, against=heuristic_solution)   # or against=None: run it

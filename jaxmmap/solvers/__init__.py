@@ -181,8 +181,9 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     while the reserve lasts (a solution the placer made, "<solver>+placed", is not placed again:
     the moves go on from it). With `placer.FRESH` the moves start instead from the placement of
     no decisions where that is higher, or from that with a network's guide read in (`Result.guide`,
-    the generalist's; `info["placed_start"]`: "decisions", "nothing" or "guide"; "nothing": the
-    solver's decisions were then worth less than none); that placement is made first, before the
+    the generalist's; `info["placed_start"]`: "decisions", "nothing" or "guide", or "game" where
+    no placement beat the game's own solution; "nothing": the solver's decisions were then worth
+    less than none); that placement is made first, before the
     solver runs (`placer.place_nothing`, 1.4-1.7 s at 24,000 buffers), so that it is the
     floor of the result even where the solver leaves the placer no time, and the games that would
     end it Drop-first end with the solver's budget, not after a grace (`core.clock.without_grace`).
@@ -218,5 +219,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
         trace = (*trace, (seconds, float(placed.ret)))
         info["placed"] = placed.metadata.get("moves")
         info["placed_start"] = placed.metadata.get("start")
+    else:  # (no placement beat the game's own solution)
+        info["placed_start"] = "game"
     return dataclasses.replace(result, solution=placed, trace=trace, seconds=seconds, info=info,
                                raw=result.solution)

@@ -38,13 +38,12 @@ Where this departs from the MARL/EGRL papers, and why:
 * Updates: `updates` gradient steps per generation (not one per environment step, as in the
   paper's Algorithm 1, which a CPU budget of seconds cannot afford); the replay receives
   `record` random transitions of each game, not all of them, so that it holds many generations.
-* Seeding: the first neural member is the greedy policy (`policy.init_params(greedy=True)`),
-  the others are noisy copies; the Boltzmann chromosomes play uniformly at random in the first
-  generation, then all restart from the greedy game's actions (one-hot logits, played by the
-  first neural member) with their random temperatures. The learner's actor starts at the
-  greedy policy too. (EGRL starts from random networks and priors.) So the best game of the
-  first generation is at least greedy's, and the Boltzmann chromosomes are a sampled local
-  search around it, which is where most of their improvements come from.
+* Seeding (EGRL starts from random networks and priors): the first neural member and the
+  learner's actor are the greedy policy, the other members noisy copies; the Boltzmann
+  chromosomes play at random in the first generation, then restart from the greedy game's
+  actions (one-hot logits) with their random temperatures, or start from the heuristic's plan
+  (`from_heuristic`). They are a sampled local search around that game, where most of the
+  improvements come from.
 * Migration: every `migrate_every` generations the learner's actor takes the last neural slot
   of the next generation, one of the children that replace the weakest members (elites are
   never overwritten); it is evaluated like every member in the next generation.
@@ -70,8 +69,9 @@ from jaxmmap.env import game, observation
 from jaxmmap.env.instance import Instance, make_instance
 from jaxmmap.env.rollout import in_slices, nth_game, to_solution, won_returns
 from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, moves_left, strong_types
-from jaxmmap.solvers.evolution import policy, sac
+from jaxmmap.solvers.evolution import breeding, policy, sac
 from jaxmmap.solvers.evolution.recorded import BOLTZMANN, NEURAL_ARGMAX, NEURAL_SAMPLE, Games, recorded_rollout
+from jaxmmap.solvers.heuristic import plan_start
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,68 +187,6 @@ class EgrlState:
     generation: jax.Array
 
 
-# ---------------------------------------------------------------------------- evolution
-
-
-def _tournament(key, fitness, count: int, size: int) -> jax.Array:
-    """int32[count]: winners of `count` tournaments of `size` entrants drawn with replacement."""
-    entrants = jax.random.randint(key, (count, size), 0, fitness.shape[0])
-    return jnp.take_along_axis(entrants, jnp.argmax(fitness[entrants], axis=1)[:, None], 1)[:, 0]
-
-
-def _breed_neural(cfg: Config, key, flat, fitness):
-    """The next neural slots: elites first (unchanged), then tournament winners, crossed with
-    a random elite at a single point of the flat parameters (prob crossover_prob) and mutated
-    (prob mutation_prob)."""
-    p, d = flat.shape
-    elites = max(1, int(round(cfg.elite_frac * p)))
-    order = jnp.argsort(-fitness)
-    k_sel, k_el, k_cut, k_cx, k_mut, k_mask, k_noise = jax.random.split(key, 7)
-    parents = flat[_tournament(k_sel, fitness, p - elites, cfg.tournament)]
-    partners = flat[order[jax.random.randint(k_el, (p - elites,), 0, elites)]]
-    cut = jax.random.randint(k_cut, (p - elites, 1), 0, d)
-    cross = jax.random.bernoulli(k_cx, cfg.crossover_prob, (p - elites, 1))
-    children = jnp.where(cross & (jnp.arange(d)[None, :] < cut), partners, parents)
-    mutate = jax.random.bernoulli(k_mut, cfg.mutation_prob, (p - elites, 1))
-    mask = jax.random.bernoulli(k_mask, cfg.mutation_frac, children.shape) & mutate
-    children = children + mask * cfg.neural_sigma * jax.random.normal(k_noise, children.shape)
-    return jnp.concatenate([flat[order[:elites]], children])
-
-
-def _breed_boltzmann(cfg: Config, key, logits, log_temp, fitness, encoded, neural_fitness,
-                     num_buffers):
-    """The next Boltzmann slots: elites, then tournament winners crossed at a single buffer
-    with an elite chromosome or (prob mix_prob) with the encoded actions of a neural elite,
-    then mutated (logits of a random share of buffers, and the log temperature)."""
-    p, n, _ = logits.shape
-    elites = max(1, int(round(cfg.elite_frac * p)))
-    n_elites = max(1, int(round(cfg.elite_frac * encoded.shape[0])))
-    order = jnp.argsort(-fitness)
-    n_order = jnp.argsort(-neural_fitness)
-    ks = jax.random.split(key, 10)
-    c = p - elites
-    pick = _tournament(ks[0], fitness, c, cfg.tournament)
-    parents, temps = logits[pick], log_temp[pick]
-    partners = logits[order[jax.random.randint(ks[1], (c,), 0, elites)]]
-    mixed = encoded[n_order[jax.random.randint(ks[2], (c,), 0, n_elites)]]
-    use_mixed = jax.random.bernoulli(ks[3], cfg.mix_prob, (c, 1, 1))
-    partners = jnp.where(use_mixed, mixed, partners)
-    cut = jax.random.randint(ks[4], (c, 1, 1), 0, jnp.maximum(num_buffers, 1))
-    cross = jax.random.bernoulli(ks[5], cfg.crossover_prob, (c, 1, 1))
-    children = jnp.where(cross & (jnp.arange(n)[None, :, None] < cut), partners, parents)
-    mutate = jax.random.bernoulli(ks[6], cfg.mutation_prob, (c, 1, 1))
-    rows = jax.random.bernoulli(ks[7], cfg.mutation_frac, (c, n, 1)) & mutate
-    children = children + rows * cfg.boltzmann_sigma * jax.random.normal(ks[8], children.shape)
-    temps = temps + mutate[:, 0, 0] * 0.2 * jax.random.normal(ks[9], temps.shape)
-    return (jnp.concatenate([logits[order[:elites]], children]),
-            jnp.concatenate([log_temp[order[:elites]], temps]))
-
-
-def _encode(cfg: Config, actions: jax.Array) -> jax.Array:
-    """float32[..., N, 3]: one-hot prior logits of final board actions int32[..., N]."""
-    return cfg.encode_logit * jax.nn.one_hot(jnp.clip(actions, 0, 2), 3)
-
-
 # ---------------------------------------------------------------------------- generation
 
 
@@ -257,9 +195,11 @@ def _ravel(params) -> jax.Array:
     return jax.flatten_util.ravel_pytree(params)[0]
 
 
-def _init_state(cfg: Config, key: jax.Array, instance: Instance, actor_tx, critic_tx) -> EgrlState:
+def _init_state(cfg: Config, key: jax.Array, instance: Instance, actor_tx, critic_tx,
+                plan: jax.Array | None = None) -> EgrlState:
     """Generation 0: the neural population around the greedy policy, uniform Boltzmann
-    chromosomes, a fresh SAC learner whose actor is the greedy policy, an empty replay."""
+    chromosomes (or, given a `plan`, int32[N], chromosomes that encode it), a fresh SAC learner
+    whose actor is the greedy policy, an empty replay."""
     pn, pb = cfg.neural, cfg.boltzmann
     n = instance.width.shape[0]
     ks = jax.random.split(key, 6)
@@ -269,7 +209,7 @@ def _init_state(cfg: Config, key: jax.Array, instance: Instance, actor_tx, criti
     neural = flat[None, :] + noise.at[0].set(0.0)
     # Until the greedy game has been played (generation 0), the chromosomes are uniform:
     # their first games are random play; then they are seeded with the greedy game.
-    logits = jnp.zeros((pb, n, 3), jnp.float32)
+    logits = jnp.zeros((pb, n, 3), jnp.float32) if plan is None else jnp.broadcast_to(breeding.encode(cfg, plan), (pb, n, 3))
     low, high = cfg.temperature
     log_temp = jax.random.uniform(ks[3], (pb,), minval=jnp.log(low), maxval=jnp.log(high))
     f = observation.NUM_FEATURES
@@ -347,15 +287,15 @@ class Generation(NamedTuple):
 
 
 @functools.lru_cache(maxsize=16)
-def make_generation(cfg: Config) -> Generation:
+def make_generation(cfg: Config, seeded: bool = False) -> Generation:  # (seeded: by `init`'s plan)
     template = policy.init_params(jax.random.key(0), hidden=cfg.hidden)
     _, unravel = jax.flatten_util.ravel_pytree(template)
     actor_tx = optax.adam(cfg.actor_lr)
     critic_tx = optax.adam(cfg.critic_lr)
     pn, pb, pl = cfg.neural, cfg.boltzmann, cfg.learner_games
 
-    def init(key: jax.Array, instance: Instance) -> EgrlState:
-        return _init_state(cfg, key, instance, actor_tx, critic_tx)
+    def init(key: jax.Array, instance: Instance, plan: jax.Array | None = None) -> EgrlState:
+        return _init_state(cfg, key, instance, actor_tx, critic_tx, plan if seeded else None)
 
     def ask(search: EgrlState, key: jax.Array, instance: Instance) -> Games:
         # Every game of the generation, one batch: neural (argmax), Boltzmann, learner; each
@@ -406,11 +346,11 @@ def make_generation(cfg: Config) -> Generation:
 
         # Evolution, each kind in its slots; then migration of the learner's actor.
         fit_n, fit_b = returns[:pn], returns[pn:pn + pb]
-        neural = _breed_neural(cfg, k_nb, pop.neural, fit_n)
-        encoded = _encode(cfg, states.board.action[:pn])
-        logits_b, temps_b = _breed_boltzmann(cfg, k_bb, pop.logits, pop.log_temp, fit_b, encoded,
+        neural = breeding.breed_neural(cfg, k_nb, pop.neural, fit_n)
+        encoded = breeding.encode(cfg, states.board.action[:pn])
+        logits_b, temps_b = breeding.breed_boltzmann(cfg, k_bb, pop.logits, pop.log_temp, fit_b, encoded,
                                              fit_n, instance.num_buffers)
-        first = search.generation == 0  # seed the chromosomes with the greedy game (slot 0)
+        first = (search.generation == 0) & (not seeded)  # seed the chromosomes with the greedy game (slot 0)
         logits_b = jnp.where(first, jnp.broadcast_to(encoded[0], logits_b.shape), logits_b)
         temps_b = jnp.where(first, pop.log_temp, temps_b)
         migrate = (search.generation + 1) % cfg.migrate_every == 0
@@ -430,20 +370,24 @@ def make_generation(cfg: Config) -> Generation:
 
 
 @functools.lru_cache(maxsize=16)
-def _jitted(cfg: Config) -> Generation:
-    made = make_generation(cfg)
+def _jitted(cfg: Config, seeded: bool = False) -> Generation:
+    made = make_generation(cfg, seeded)
     return made._replace(ask=CountedJit(made.ask), play=CountedJit(made.play), tell=CountedJit(made.tell))
 
 
 def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
-         max_generations: int | None = None, padding: tuple[int, int, int] | None = None,
-         **options) -> Result:
+         from_heuristic: bool | None = None, max_generations: int | None = None,
+         padding: tuple[int, int, int] | None = None, **options) -> Result:
     """EGRL under a wall-clock budget. A generation's games are played in slices of about a
     second with the clock looked at between them (`rollout.in_slices`); a generation the budget cuts
     does not count, and if none has finished by then, its furthest game is ended Drop-first, so
     the run still ends on time with a valid solution.
 
     Args:
+      from_heuristic: start from the heuristic's plan (`heuristic.game_plan`, `PLAN_SHARE` of
+        the budget): its game is the first solution, and every Boltzmann chromosome starts as
+        that plan (one-hot logits, `encode_logit`), so their sampled games search around it.
+        None (default): in the deferred game only (as `es`).
       max_generations: stop after this many generations even if time is left (runs of one
         seed are then identical if they fit the budget).
       padding: (buffers, steps, tables) to pad the instance to (default: `instance.bucket`);
@@ -460,11 +404,15 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     cfg = Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
-    made = _jitted(cfg)
+    plan = None
+    from_heuristic = rules.placement == "deferred" if from_heuristic is None else from_heuristic
+    if from_heuristic:
+        plan = plan_start(clock, problem, rules, instance.width.shape[0], "egrl")
+    made = _jitted(cfg, from_heuristic)
     compiles = lambda: made.ask.traces + made.play.traces + made.tell.traces  # noqa: E731
     traces = compiles()
     key_init, key = jax.random.split(jax.random.key(seed))
-    search = made.init(key_init, instance)
+    search = made.init(key_init, instance, plan)
     sources = collections.Counter()
     generations, stats, best_seen = 0, {}, -float("inf")
     while max_generations is None or generations < max_generations:
@@ -490,9 +438,11 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
             break
     figures = {k: float(v) for k, v in stats.items()}
     return clock.result(generations=generations, games=generations * cfg.games, traces=compiles() - traces,
-                        improvements_by=dict(sources), learner_updates=int(search.learner.updates), **figures)
+                        improvements_by=dict(sources), learner_updates=int(search.learner.updates),
+                        from_heuristic=from_heuristic, **figures)
 
 
 egrl.config_fields = tuple(f.name for f in dataclasses.fields(Config))  # the options `solve` accepts
+egrl.choices = {"from_heuristic": (None, True, False)}
 egrl.positive = ("neural", "boltzmann", "tournament", "record", "capacity", "batch", "max_generations",
                  "migrate_every", "actor_lr", "critic_lr", "neural_sigma", "boltzmann_sigma")

@@ -56,6 +56,7 @@ from jaxmmap.env.instance import Instance, make_instance
 from jaxmmap.env.rollout import nth_game, rollouts, start, to_solution, won_returns
 from jaxmmap.solvers.base import Anytime, CountedJit, Result, play_on_the_clock, strong_types
 from jaxmmap.solvers.evolution import policy
+from jaxmmap.solvers.heuristic import plan_start
 
 
 @struct.dataclass
@@ -97,11 +98,13 @@ class Generation(NamedTuple):
 
 
 @functools.lru_cache(maxsize=16)
-def make_generation(population: int, hidden: int, sigma: float, lr: float, patience: int) -> Generation:
-    """The `Generation` of one configuration."""
+def make_generation(population: int, hidden: int, sigma: float, lr: float, patience: int,
+                    plan_weight: float | None = None) -> Generation:
+    """The `Generation` of one configuration (`plan_weight`: the policy reads a plan,
+    `policy.init_params`)."""
     from evosax.algorithms import Open_ES  # here: `import jaxmmap` does not need evosax
 
-    template = policy.init_params(jax.random.key(0), hidden=hidden)
+    template = policy.init_params(jax.random.key(0), hidden=hidden, plan_weight=plan_weight)
     strategy = Open_ES(population_size=population, solution=template,
                        use_antithetic_sampling=True, optimizer=optax.adam(lr),
                        std_schedule=optax.constant_schedule(sigma))
@@ -142,11 +145,11 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
                  "median": jnp.median(returns[:population])}
         return strong_types(search), best, stats
 
-    def generation(search: EsState, key: jax.Array, instance: Instance):
+    def generation(search: EsState, key: jax.Array, instance: Instance, plan: jax.Array | None = None):
         search, asked = ask(search, key)
         size = population + 1
         states = rollouts(instance, jnp.broadcast_to(asked["key"], (size,)), member_policy, backup=True,
-                          params=members_with(asked, instance))
+                          params=members_with(asked, instance, plan))
         search, best, stats = tell(search, asked, won_returns(states))
         return search, nth_game(states, best), stats
 
@@ -154,27 +157,29 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
 
 
 def member_policy(member) -> policy.Policy:
-    """A member's policy: its parameters with the instance's feature context (`members_with`)."""
-    weights, ctx = member
-    return policy.make_policy(weights, ctx)
+    """A member's policy: its parameters with the instance's feature context and, where the
+    search starts from a plan, that plan (`members_with`)."""
+    weights, ctx, *plan = member
+    return policy.make_policy(weights, ctx, plan=plan[0] if plan else None)
 
 
-def members_with(asked: dict, instance: Instance):
-    """Every asked parameter vector with the instance's feature context, batched for `rollouts`."""
+def members_with(asked: dict, instance: Instance, plan: jax.Array | None = None):
+    """Every asked parameter vector with the instance's feature context (and `plan`, int32[N],
+    when given), batched for `rollouts`."""
     size = jax.tree.leaves(asked["everyone"])[0].shape[0]
-    ctx = observation.context(instance)
-    return asked["everyone"], jax.tree.map(lambda x: jnp.broadcast_to(x, (size, *x.shape)), ctx)
+    shared = (observation.context(instance),) + (() if plan is None else (plan,))
+    return (asked["everyone"], *jax.tree.map(lambda x: jnp.broadcast_to(x, (size, *x.shape)), shared))
 
 
 @functools.lru_cache(maxsize=16)
-def _jitted(population: int, hidden: int, sigma: float, lr: float, patience: int):
+def _jitted(population: int, hidden: int, sigma: float, lr: float, patience: int, plan_weight: float | None):
     """(init, ask, tell) of one configuration, `ask` also returning the members' policy
     parameters (`members_with`); both jitted, their compiles counted."""
-    g = make_generation(population, hidden, sigma, lr, patience)
+    g = make_generation(population, hidden, sigma, lr, patience, plan_weight)
 
-    def ask(search: EsState, key: jax.Array, instance: Instance):
+    def ask(search: EsState, key: jax.Array, instance: Instance, plan: jax.Array | None):
         search, asked = g.ask(search, key)
-        return search, asked, members_with(asked, instance)
+        return search, asked, members_with(asked, instance, plan)
 
     return g.init, CountedJit(ask), CountedJit(g.tell)
 
@@ -182,7 +187,7 @@ def _jitted(population: int, hidden: int, sigma: float, lr: float, patience: int
 def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
        population: int = 32, sigma: float = 0.1, lr: float = 0.03, hidden: int = 0,
        patience: int = 10, greedy_start: bool = True, init_noise: float = 0.0,
-       max_generations: int | None = None,
+       from_heuristic: bool | None = None, plan_weight: float = 1.0, max_generations: int | None = None,
        padding: tuple[int, int, int] | None = None) -> Result:
     """OpenAI-ES over the policy's weights under a wall-clock budget.
 
@@ -197,6 +202,13 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
       greedy_start: start the mean at the greedy policy (else at zero weights plus
         `init_noise`).
       init_noise: standard deviation of noise added to the start's linear weights.
+      from_heuristic: start from the heuristic's plan (`heuristic.game_plan`, `PLAN_SHARE` of
+        the budget): its game is the first solution, and the policy reads the plan (one
+        weight per action, `plan_weight` at the start) beside the features, so the mean plays
+        the plan where the features do not outweigh it and the perturbations search around it.
+        None (default): in the deferred game (`Rules.placement`), which keeps 0.99 of the plan's
+        return, not in the paper's grid, which keeps 0.92 (`benchmarks/expressive.py`).
+      plan_weight: the start's weight of the plan (with `from_heuristic`).
       max_generations: stop after this many generations even if time is left (with it, runs
         of one seed are identical if they fit the budget).
       padding: (buffers, steps, tables) to pad the instance to (default: `instance.bucket`);
@@ -208,16 +220,21 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
     clock = Anytime(budget_s)
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
-    config = (population, hidden, float(sigma), float(lr), patience if patience > 0 else 2 ** 30)
+    plan = None
+    from_heuristic = rules.placement == "deferred" if from_heuristic is None else from_heuristic
+    if from_heuristic:
+        plan = plan_start(clock, problem, rules, instance.width.shape[0], "es")
+    weight = float(plan_weight) if from_heuristic else None
+    config = (population, hidden, float(sigma), float(lr), patience if patience > 0 else 2 ** 30, weight)
     init, ask, tell = _jitted(*config)
     traces = ask.traces + tell.traces
     key_init, key = jax.random.split(jax.random.key(seed))
-    begin = policy.init_params(key_init, hidden=hidden, greedy=greedy_start, scale=init_noise)
+    begin = policy.init_params(key_init, hidden=hidden, greedy=greedy_start, scale=init_noise, plan_weight=weight)
     search = init(key_init, begin)
     generations, first, stats, best_seen = 0, None, None, -float("inf")
     while max_generations is None or generations < max_generations:
         key, sub = jax.random.split(key)
-        asked_search, asked, members = ask(search, sub, instance)
+        asked_search, asked, members = ask(search, sub, instance, plan)
         keys = jnp.broadcast_to(asked["key"], (population + 1,))  # argmax policies: one key for all
         # the games in slices, the clock looked at between them (a generation can take minutes)
         states, whole = play_on_the_clock(clock, start(instance, population + 1), keys, member_policy,
@@ -239,10 +256,11 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
                         traces=ask.traces + tell.traces - traces, restarts=int(search.restarts),
                         first_generation_best=first,
                         mean_policy_return=float("nan") if stats is None else float(stats["mean_policy"]),
-                        population=population, sigma=sigma, lr=lr, hidden=hidden)
+                        population=population, sigma=sigma, lr=lr, hidden=hidden, from_heuristic=from_heuristic)
 
 
 es.positive = ("population", "sigma", "lr", "max_generations")  # (`solvers.check_options`)
+es.choices = {"from_heuristic": (None, True, False)}
 
 
 def _check_options(options: dict) -> None:

@@ -18,13 +18,17 @@ from jaxmmap.solvers.base import Anytime, Result
 from jaxmmap.solvers.heuristic._moves import MOVES, improve
 from jaxmmap.solvers.heuristic._plan import MAX_OVERLAP, MIN_OVERLAP, PIN_MODES, PREFERRED_OVERLAP, benefit_estimate, plan
 
-__all__ = ["PLANS", "heuristic", "plan_policy", "play_plan"]
+__all__ = ["PLANS", "PLAN_SHARE", "game_plan", "heuristic", "plan_policy", "plan_start", "play_plan"]
 
 # The heuristic's plans, in the order it makes them (`plan`'s pin modes): XLA's with pins where
 # they pay; the pinning greedy alone (cheap; so the heuristic never returns less than the
 # `pinning` solver); the pinning greedy's pins of the tensors XLA would keep, then XLA's for the
 # rest; the same with all the greedy's pins; the older game's plan, without pins.
 PLANS = ("compare", "only", "first-kept", "first", "never")
+
+#: The share of a game solver's budget its heuristic start takes (`game_plan`; ES's and EGRL's
+#: `from_heuristic`).
+PLAN_SHARE = 0.25
 
 # Fallback preference of the replay, per planned action.
 _PREFERENCE = np.array([[COPY, NOCOPY, DROP], [NOCOPY, COPY, DROP], [DROP, NOCOPY, COPY]],
@@ -114,6 +118,21 @@ def play_plan(problem: Problem, planned: np.ndarray, rules: Rules = Rules(), *,
     padded[: problem.num_buffers] = planned
     state = _replay_game(instance, jnp.asarray(padded))
     return to_solution(problem, state, rules, solver=solver)  # raises if the game was lost
+
+
+def game_plan(problem: Problem, rules: Rules, budget_s: float) -> Solution:
+    """The heuristic's solution (`heuristic`, its plans and local moves within `budget_s`) as the
+    game plays it (`play_plan`): the start of a game solver that begins from the heuristic."""
+    return play_plan(problem, heuristic(problem, budget_s, 0, rules=rules).solution.action, rules)
+
+
+def plan_start(clock: Anytime, problem: Problem, rules: Rules, num_buffers: int, solver: str) -> jax.Array:
+    """A game solver's start from the heuristic (`from_heuristic`): `game_plan` within
+    `PLAN_SHARE` of the clock's budget, offered to `clock` as `solver`'s first solution; returns
+    its actions padded to `num_buffers` (int32[num_buffers], -1: no plan)."""
+    first = game_plan(problem, rules, PLAN_SHARE * clock.budget_s)
+    clock.offer(dataclasses.replace(first, solver=solver))
+    return jnp.full(num_buffers, -1, jnp.int32).at[: problem.num_buffers].set(first.action)
 
 
 @jax.jit
