@@ -346,10 +346,10 @@ def test_a_plan_weight_makes_the_scorer_play_the_plan_where_it_is_legal():
 def test_from_the_heuristic_in_the_deferred_game_never_below_the_plans_game(name):
     """In the deferred game ES and EGRL start from the heuristic's plan by default: its game is
     their first solution, and they return no less; in the paper's grid they do not."""
-    from jaxmmap.solvers.heuristic import PLAN_SHARE, game_plan
+    from jaxmmap.solvers.heuristic import PLAN_SHARE, heuristic, play_plan
 
     problem, budget = tiny(4), 8.0
-    planned = game_plan(problem, DEFERRED, PLAN_SHARE * budget)
+    planned = play_plan(problem, heuristic(problem, PLAN_SHARE * budget, 0, rules=DEFERRED).solution.action, DEFERRED)
     result = run_with(name, problem, DEFERRED, budget)
     assert result.info["from_heuristic"] and validate(problem, result.solution).ok
     assert result.trace[0][1] == pytest.approx(planned.ret)

@@ -384,7 +384,7 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     the run still ends on time with a valid solution.
 
     Args:
-      from_heuristic: start from the heuristic's plan (`heuristic.game_plan`, `PLAN_SHARE` of
+      from_heuristic: start from the heuristic's plan (`heuristic.plan_start`, `PLAN_SHARE` of
         the budget): its game is the first solution, and every Boltzmann chromosome starts as
         that plan (one-hot logits, `encode_logit`), so their sampled games search around it.
         None (default): in the deferred game only (as `es`).
@@ -408,6 +408,8 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     from_heuristic = rules.placement == "deferred" if from_heuristic is None else from_heuristic
     if from_heuristic:
         plan = plan_start(clock, problem, rules, instance.width.shape[0], "egrl")
+        if plan is None:  # (no time left for a generation: the plan's game stands)
+            return clock.result(generations=0, games=0, from_heuristic=True)
     made = _jitted(cfg, from_heuristic)
     compiles = lambda: made.ask.traces + made.play.traces + made.tell.traces  # noqa: E731
     traces = compiles()

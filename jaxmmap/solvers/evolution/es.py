@@ -202,7 +202,7 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
       greedy_start: start the mean at the greedy policy (else at zero weights plus
         `init_noise`).
       init_noise: standard deviation of noise added to the start's linear weights.
-      from_heuristic: start from the heuristic's plan (`heuristic.game_plan`, `PLAN_SHARE` of
+      from_heuristic: start from the heuristic's plan (`heuristic.plan_start`, `PLAN_SHARE` of
         the budget): its game is the first solution, and the policy reads the plan (one
         weight per action, `plan_weight` at the start) beside the features, so the mean plays
         the plan where the features do not outweigh it and the perturbations search around it.
@@ -224,6 +224,8 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
     from_heuristic = rules.placement == "deferred" if from_heuristic is None else from_heuristic
     if from_heuristic:
         plan = plan_start(clock, problem, rules, instance.width.shape[0], "es")
+        if plan is None:  # (no time left for a generation: the plan's game stands)
+            return clock.result(generations=0, games=0, from_heuristic=True)
     weight = float(plan_weight) if from_heuristic else None
     config = (population, hidden, float(sigma), float(lr), patience if patience > 0 else 2 ** 30, weight)
     init, ask, tell = _jitted(*config)

@@ -4,6 +4,7 @@ local moves (`_moves.improve`), and the replay of a plan in the game."""
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import jax
 import jax.numpy as jnp
@@ -18,7 +19,7 @@ from jaxmmap.solvers.base import Anytime, Result
 from jaxmmap.solvers.heuristic._moves import MOVES, improve
 from jaxmmap.solvers.heuristic._plan import MAX_OVERLAP, MIN_OVERLAP, PIN_MODES, PREFERRED_OVERLAP, benefit_estimate, plan
 
-__all__ = ["PLANS", "PLAN_SHARE", "game_plan", "heuristic", "plan_policy", "plan_start", "play_plan"]
+__all__ = ["PLANS", "PLAN_SHARE", "heuristic", "plan_policy", "plan_start", "play_plan"]
 
 # The heuristic's plans, in the order it makes them (`plan`'s pin modes): XLA's with pins where
 # they pay; the pinning greedy alone (cheap; so the heuristic never returns less than the
@@ -26,7 +27,7 @@ __all__ = ["PLANS", "PLAN_SHARE", "game_plan", "heuristic", "plan_policy", "plan
 # rest; the same with all the greedy's pins; the older game's plan, without pins.
 PLANS = ("compare", "only", "first-kept", "first", "never")
 
-#: The share of a game solver's budget its heuristic start takes (`game_plan`; ES's and EGRL's
+#: The share of a game solver's budget its heuristic start takes (`plan_start`; ES's and EGRL's
 #: `from_heuristic`).
 PLAN_SHARE = 0.25
 
@@ -120,18 +121,20 @@ def play_plan(problem: Problem, planned: np.ndarray, rules: Rules = Rules(), *,
     return to_solution(problem, state, rules, solver=solver)  # raises if the game was lost
 
 
-def game_plan(problem: Problem, rules: Rules, budget_s: float) -> Solution:
-    """The heuristic's solution (`heuristic`, its plans and local moves within `budget_s`) as the
-    game plays it (`play_plan`): the start of a game solver that begins from the heuristic."""
-    return play_plan(problem, heuristic(problem, budget_s, 0, rules=rules).solution.action, rules)
-
-
-def plan_start(clock: Anytime, problem: Problem, rules: Rules, num_buffers: int, solver: str) -> jax.Array:
-    """A game solver's start from the heuristic (`from_heuristic`): `game_plan` within
-    `PLAN_SHARE` of the clock's budget, offered to `clock` as `solver`'s first solution; returns
-    its actions padded to `num_buffers` (int32[num_buffers], -1: no plan)."""
-    first = game_plan(problem, rules, PLAN_SHARE * clock.budget_s)
-    clock.offer(dataclasses.replace(first, solver=solver))
+def plan_start(clock: Anytime, problem: Problem, rules: Rules, num_buffers: int, solver: str) -> jax.Array | None:
+    """A game solver's start from the heuristic (`from_heuristic`): the heuristic's solution (its
+    plans and local moves within `PLAN_SHARE` of the clock's budget) as the game plays it
+    (`play_plan`), offered to `clock` as `solver`'s first solution. Returns
+    its actions padded to `num_buffers` (int32[num_buffers], -1: no plan), or None where the time
+    left is under twice the replay's (its compile and one game: the solver's first batch
+    compiles and plays games as large), so that the solver ends with the plan's game, on time."""
+    action = heuristic(problem, PLAN_SHARE * clock.budget_s, 0, rules=rules).solution.action
+    began = time.perf_counter()
+    first = play_plan(problem, action, rules, solver=solver)
+    clock.offer(first)
+    replay_s = time.perf_counter() - began
+    if clock.budget_s - clock.elapsed() < 2 * replay_s:
+        return None
     return jnp.full(num_buffers, -1, jnp.int32).at[: problem.num_buffers].set(first.action)
 
 
