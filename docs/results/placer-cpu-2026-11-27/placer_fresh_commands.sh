@@ -1,4 +1,4 @@
-# 2026-11-27, nineteenth session. The placer from greedy's game with and without `fresh` (a second start from
+# 2026-11-27. The placer from greedy's game with and without `fresh` (a second start from
 # no decisions), one core a run, persistent cache off. The 20 s runs used the code of commit 30b3d98 before its
 # metadata fix (a "*" after a return, the result made from no decisions, shows only where no move improved it);
 # the 60 s run used that commit with the fix (every such result marked).

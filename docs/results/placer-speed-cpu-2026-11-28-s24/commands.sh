@@ -1,7 +1,7 @@
 #!/bin/bash
-# 2026-11-28, twenty-fourth session: the placer's moves before (commit 863b8c7, a git worktree at /tmp/s24/wt) and after
+# 2026-11-28: the placer's moves before (commit 863b8c7, a git worktree at /tmp/s24/wt) and after
 # the change, one core, one process at a time (two at once on this machine's two virtual cores slow each other).
-# moves_speed.py.txt and table.py.txt are the twenty-second session's (../placer-speed-cpu-2026-11-28/).
+# moves_speed.py.txt and table.py.txt are (../placer-speed-cpu-2026-11-28/).
 export JAXMMAP_COMPILATION_CACHE=off
 P="alexnet_train_b32@tpu_v4i resnet50_infer@gpu gpt_small_train@tpu_v4i-30 transformer_bf16_infer@tpu_v4i-30 resnet18_train@gpu gpt_medium_train@gpu transformer_bf16_train@gpu gen:5"
 for r in 1 2; do

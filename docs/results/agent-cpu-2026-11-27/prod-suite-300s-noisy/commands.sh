@@ -1,4 +1,4 @@
-# 2026-11-27, fourteenth session, commit 57977a6; one core a run (taskset), two at a time;
+# 2026-11-27, commit 57977a6; one core a run (taskset), two at a time;
 # persistent cache off; seed 0 for every instance, then seed 1. Each run's JSON (`solve`'s
 # output: return, speed-up over the heuristic, seconds, info) was written to /tmp and
 # summarised in results.md by the table's script (collect.py here).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # issue 28: fine-tuning at 300 s, seeds 1 and 2 (seed 0: finetune-each-start/, the same code), each run what a user types,
 # `jaxmmap solve P --solver muzero --budget 300 --seed S` in a fresh process (compile counted, persistent cache off), fresh on
-# core 0 and --option pretrained=true on core 1 at the same time (twenty-seventh session, 2026-11-28).
+# core 0 and --option pretrained=true on core 1 at the same time, 2026-11-28).
 # Run from this folder: bash commands-300.sh; then python finetune_seeds_300.py.txt
 export JAXMMAP_COMPILATION_CACHE=off
 python -m jaxmmap generate --seed 1001 --instructions 300 -o gen-1001.json.gz

@@ -1,5 +1,5 @@
 #!/bin/bash
-# issue 28: fine-tuning at 60 s with three seeds (0, 1, 2) a program (twenty-seventh session, 2026-11-28; code of 16aa071,
+# issue 28: fine-tuning at 60 s with three seeds (0, 1, 2) a program, 2026-11-28; code of 16aa071,
 # the same muzero as finetune-each-start/, whose seed 0 this repeats): muzero fresh against --option muzero.pretrained=true,
 # one core each at the same time, persistent cache off. Run from this folder: bash commands.sh; then python finetune_seeds.py.txt
 export JAXMMAP_COMPILATION_CACHE=off

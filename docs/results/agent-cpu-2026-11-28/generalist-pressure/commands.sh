@@ -1,5 +1,5 @@
 #!/bin/bash
-# issue 28, twenty-third session (2026-11-28): the generalist trained across memory pressures (configs/generalist.py:
+# issue 28 (2026-11-28): the generalist trained across memory pressures (configs/generalist.py:
 # memory fractions 0.1-0.8, 28 generated programs), seeds 0-4, against the network shipped before (seed 3, fractions 0.3-0.8).
 # Each candidate on one core (taskset), persistent cache off. The teacher's rows do not depend on the seed: the runs of
 # seeds 0, 1, 2 and 4 started from a copy of seed 3's rows/ (without its own-1 rows); seed 0 was then trained again into

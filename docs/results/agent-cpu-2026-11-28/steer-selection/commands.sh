@@ -1,5 +1,5 @@
 #!/bin/bash
-# A probe, not kept (2026-11-28, twenty-seventh session): the shipped network's guide steering the placer's noisy moves.
+# A probe, not kept (2026-11-28: the shipped network's guide steering the placer's noisy moves.
 # steer.patch.txt (against 16aa071) adds placer.place(steer=...): each noisy move orders the work items by the benefit
 # estimate times exp(noise N(0,1) + steer * log-odds of fast memory under the guide, clipped to +-3); muzero's placed rounds
 # pass the guide on every round. Pretrained muzero (the only one with a guide), selection programs (generated seeds 100-109;

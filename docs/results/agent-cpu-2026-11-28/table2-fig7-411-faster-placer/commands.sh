@@ -1,7 +1,7 @@
 #!/bin/bash
 # issue 27: Table 2 (agent, ES, random) and Figure 7 (the agent against its frozen network) at 600 s on the smallest of the
 # three programs only (alexnet_train_b32@tpu_v4i, 411 buffers), after the placer's moves were made 1.2-2.4x faster
-# (twenty-fourth session, commit 8e95cdc), the commands of ../table2-fig7-600s-floor/commands.sh restricted to it:
+#, commit 8e95cdc), the commands of ../table2-fig7-600s-floor/commands.sh restricted to it:
 # one core a run, two at a time, persistent cache off. Run from this folder: bash commands.sh
 export JAXMMAP_COMPILATION_CACHE=off
 R=../../../..

@@ -2,7 +2,7 @@
 # issue 27: ES and random again at 3,277 and 11,645 buffers after commit e5c4d92 (a game ended Drop-first alone
 # is timed at `base.ALONE_RATE` moves a second at least: before it, both gave up their games there, in
 # commands.sh's es/ and random/), 600 s, one core each at the same time, persistent cache off (2026-11-28,
-# twenty-first session). The agent's and the frozen network's runs are commands.sh's (the fix does not
+#. The agent's and the frozen network's runs are commands.sh's (the fix does not
 # reach them: the agent's slices end a game inside a batch of one). Run from this folder: bash commands-2.sh
 export JAXMMAP_COMPILATION_CACHE=off
 B=suite:wavenet_train@gpu; C=suite:nmt_train@gpu

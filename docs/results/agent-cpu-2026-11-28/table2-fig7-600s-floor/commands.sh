@@ -1,7 +1,7 @@
 #!/bin/bash
 # issue 27: Table 2 at 600 s (agent, ES, random) and Figure 7 at 600 s (the agent against its
 # frozen network, the agent's runs being Table 2's), three sizes, one core a run, two at a time,
-# persistent cache off (2026-11-28, twenty-first session: commit 6d9e8e4, the placement of no decisions the floor of every placed run;
+# persistent cache off (2026-11-28: commit 6d9e8e4, the placement of no decisions the floor of every placed run;
 # run from a worktree of that commit, PYTHONPATH set to it; muzero's place_share 0.5 is its default, given as before).
 # Run from this folder: bash commands.sh
 export JAXMMAP_COMPILATION_CACHE=off

@@ -1,6 +1,6 @@
 #!/bin/bash
-# 2026-11-28, twenty-fourth session, commit f4e9cee (the placer's moves 1.2-2.4x faster, the same moves), the shipped network
-# unchanged (seed 0, twenty-third session), one seed, compile included, persistent cache off, the whole 2-core CPU a run, one
+# 2026-11-28, commit f4e9cee (the placer's moves 1.2-2.4x faster, the same moves), the shipped network
+# unchanged (seed 0, one seed, compile included, persistent cache off, the whole 2-core CPU a run, one
 # run at a time. The commands of ../zero-shot-faster-moves/commands.sh (ES at 60 s; the generalist at 10 s and 30 s), all
 # three again (ES's placer is faster too). Table: python zero_shot_table.py.txt
 #   jaxmmap generate --seed 1000 --instructions 40 -o gen-1000.json.gz   # 1001: 300, 1002: 1000, 1003: 3000, 1004: 8000

@@ -1,6 +1,6 @@
 #!/bin/bash
-# 2026-11-28, twenty-fifth session: the generalist with its guide (the intent network, agent/guide.py; the policy network the
-# same as the twenty-third session's to the last bit), one seed, compile included, persistent cache off, the whole 2-core CPU a
+# 2026-11-28: the generalist with its guide (the intent network, agent/guide.py; the policy network the
+# same as to the last bit), one seed, compile included, persistent cache off, the whole 2-core CPU a
 # run, one run at a time. ES at 60 s: ../zero-shot-faster-placer/es-heldout-60s (commit f4e9cee; ES and the placer without a
 # guide are unchanged since). Table: python zero_shot_table.py.txt
 #   jaxmmap generate --seed 1000 --instructions 40 -o gen-1000.json.gz   # 1001: 300, 1002: 1000, 1003: 3000, 1004: 8000

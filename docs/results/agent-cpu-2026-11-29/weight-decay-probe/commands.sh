@@ -1,5 +1,5 @@
 #!/bin/bash
-# issue 28, twenty-eighth session (2026-11-29): the generalist with ten times the weight decay (1e-3, the shipped 1e-4),
+# issue 28 (2026-11-29): the generalist with ten times the weight decay (1e-3, the shipped 1e-4),
 # seeds 0 and 1, judged by the rule that chose the shipped network (the geometric mean of the network's own greedy game
 # over greedy's on 27 programs neither trained on nor held out). No code change: a config override. From the repository
 # root; W0, W1 began with the teacher's rows of ../balance-probe's W0 (they do not depend on the network).
