@@ -32,9 +32,8 @@ sys.path.insert(0, ROOT)
 
 from flax import serialization  # noqa: E402
 
-import train  # noqa: E402
 from configs import generalist as generalist_config  # noqa: E402
-from jaxmmap.agent import generalist, improvement  # noqa: E402
+from jaxmmap.agent import generalist, improvement, pretrain  # noqa: E402
 from jaxmmap.core.files import atomic  # noqa: E402
 from jaxmmap.env.compilation_cache import compilation_cache  # noqa: E402
 
@@ -59,10 +58,10 @@ def main():
     net = dataclasses.replace(net, generations=args.generations, population=args.population, sigma=args.sigma,
                               es_learning_rate=args.learning_rate, select_every=args.select_every,
                               search=args.search)
-    programs = train._programs(config)
+    programs = pretrain.training_programs(config)
     fixed = [generalist.padded(p, r) for _, p, r in programs] if args.fixed else None
-    draw = (lambda g: fixed) if args.fixed else (lambda g: train._drawn(config, programs, g))
-    selection = [generalist.padded(p, r) for _, p, r in train._selection(config)]
+    draw = (lambda g: fixed) if args.fixed else (lambda g: pretrain.drawn(config, programs, g))
+    selection = [generalist.padded(p, r) for _, p, r in pretrain.selection_programs(config)]
     os.makedirs(args.workdir, exist_ok=True)
     t0 = time.perf_counter()
     out = improvement.improve(params, draw, selection, net, workdir=args.workdir,

@@ -13,12 +13,12 @@ import jax
 import numpy as np
 import pytest
 
-import train
 from configs import generalist as generalist_config
 from jaxmmap import Rules, bundled, generate, make_instance, validate
-from jaxmmap.agent import AgentConfig, expert, generalist, improvement, selfplay
+from jaxmmap.agent import AgentConfig, expert, generalist, improvement, pretrain, selfplay
 from jaxmmap.agent.networks import NetworkConfig
 from jaxmmap.core import suite
+from jaxmmap.core.files import UserError
 from jaxmmap.env import game, observation
 from jaxmmap.env.observation import NUM_DECISION_FEATURES
 from jaxmmap.env.rollout import greedy_policy, rollout
@@ -32,9 +32,13 @@ def _small_config(steps: int):
     return config
 
 
+def _pretrain(config, workdir: str) -> None:
+    pretrain.pretrain(config, workdir, teacher=agents.teacher)
+
+
 def test_pretraining_gathers_rows_trains_resumes_and_survives_a_corrupt_checkpoint(tmp_path, capsys):
     workdir = str(tmp_path / "run")
-    train._pretrain(_small_config(20), workdir)
+    _pretrain(_small_config(20), workdir)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert [p["program"] for p in summary["programs"]] == ["generated-0", "generated-1"]
     assert summary["decisions"] == sum(p["rows"] for p in summary["programs"]) > 0
@@ -47,16 +51,16 @@ def test_pretraining_gathers_rows_trains_resumes_and_survives_a_corrupt_checkpoi
     state = (tmp_path / "run" / "state.msgpack").read_bytes()
     capsys.readouterr()
 
-    train._pretrain(_small_config(20), workdir)  # all steps done: nothing trains, nothing changes
+    _pretrain(_small_config(20), workdir)  # all steps done: nothing trains, nothing changes
     assert "step " not in capsys.readouterr().out
     assert (tmp_path / "run" / "state.msgpack").read_bytes() == state
 
-    train._pretrain(_small_config(30), workdir)  # more steps: it goes on from step 20
+    _pretrain(_small_config(30), workdir)  # more steps: it goes on from step 20
     out = capsys.readouterr().out
     assert "step 30:" in out and "step 10:" not in out
 
     (tmp_path / "run" / "state.msgpack").write_bytes(b"not a checkpoint")
-    train._pretrain(_small_config(20), workdir)
+    _pretrain(_small_config(20), workdir)
     out = capsys.readouterr().out
     assert "cannot be read" in out and "step 20:" in out
     assert sorted(os.listdir(tmp_path / "run" / "rows")) == ["generated-0.npz", "generated-1.npz"]
@@ -68,12 +72,12 @@ def test_a_changed_config_run_again_in_its_folder_gathers_and_trains_again(tmp_p
     their rows and trains again, and ends where the same config ends in an empty folder."""
     old, new = _small_config(10), _small_config(10)
     new.memory_fractions = (0.5,)  # (the old mix gives programs 0 and 1 fractions 0.1 and 0.15)
-    train._pretrain(old, str(tmp_path / "run"))
+    _pretrain(old, str(tmp_path / "run"))
     capsys.readouterr()
-    train._pretrain(new, str(tmp_path / "run"))
+    _pretrain(new, str(tmp_path / "run"))
     out = capsys.readouterr().out
     assert out.count("made from another program") == 2 and "the training starts over" in out
-    train._pretrain(new, str(tmp_path / "fresh"))
+    _pretrain(new, str(tmp_path / "fresh"))
     assert (tmp_path / "run" / "params.msgpack").read_bytes() == (tmp_path / "fresh" / "params.msgpack").read_bytes()
 
 
@@ -85,24 +89,24 @@ def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_pat
     config.selection, config.drawn, config.replayed = ((100, 12),), 1, 1
     config.network.generations, config.network.population, config.network.select_every = 2, 2, 1
     workdir = str(tmp_path / "run")
-    train._pretrain(config, workdir)
+    _pretrain(config, workdir)
     out = capsys.readouterr().out
     assert "generation 1:" in out and "generation 2:" in out and "selection" in out
     improvement = json.loads((tmp_path / "run" / "summary.json").read_text())["improvement"]
     assert improvement["selection"] >= improvement["selection_at_start"] > 0
 
-    train._pretrain(config, workdir)  # done: no generation again
+    _pretrain(config, workdir)  # done: no generation again
     assert "generation " not in capsys.readouterr().out
 
     assert (tmp_path / "run" / "params.msgpack").stat().st_size > 0  # (generalist_games.py --params)
 
     config.network.sigma = 0.01  # other settings: not the same search (the same imitation: not trained again)
-    train._pretrain(config, workdir)
+    _pretrain(config, workdir)
     out = capsys.readouterr().out
     assert "settings changed" in out and "generation 2:" in out and "the training starts over" not in out
 
     (tmp_path / "run" / "improve.msgpack").write_bytes(b"not a checkpoint")
-    train._pretrain(config, workdir)
+    _pretrain(config, workdir)
     out = capsys.readouterr().out
     assert "cannot be read" in out and "generation 2:" in out
 
@@ -155,7 +159,7 @@ def test_the_lookahead_over_an_untrained_network_is_the_lookahead_over_greedy():
 def test_pretraining_with_the_lookahead_teacher(tmp_path):
     config = _small_config(10)
     config.teacher, config.lookahead_points = "lookahead", 8
-    train._pretrain(config, str(tmp_path / "run"))
+    _pretrain(config, str(tmp_path / "run"))
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert all(p["teacher"] == "lookahead" and 0 < p["rows"] <= 8 for p in summary["programs"])
     assert summary["decisions"] == sum(p["rows"] for p in summary["programs"])
@@ -163,14 +167,14 @@ def test_pretraining_with_the_lookahead_teacher(tmp_path):
     names = [f"generated-0.lookahead-8-s{seed}.npz", f"generated-1.lookahead-8-s{seed}.npz"]
     assert sorted(os.listdir(tmp_path / "run" / "rows")) == names
     config.lookahead_points = 4  # another setting: other rows, gathered again beside the first
-    train._pretrain(config, str(tmp_path / "run"))
+    _pretrain(config, str(tmp_path / "run"))
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert all(0 < p["rows"] <= 4 for p in summary["programs"])
     assert len(os.listdir(tmp_path / "run" / "rows")) == 4
     for points, teacher in ((0, "lookahead"), (8, "oracle")):
         config.lookahead_points, config.teacher = points, teacher
-        with pytest.raises(train.UserError, match="lookahead_points|imitation or lookahead"):
-            train._pretrain(config, str(tmp_path / "run"))
+        with pytest.raises(UserError, match="lookahead_points|imitation or lookahead"):
+            _pretrain(config, str(tmp_path / "run"))
 
 
 def test_own_rows_are_the_networks_own_states_labelled_by_the_teacher():
@@ -201,16 +205,16 @@ def test_own_rows_are_the_networks_own_states_labelled_by_the_teacher():
 # test_a_pretraining_run_is_reproduced_from_its_config_to_the_last_bit)
 def test_pretraining_with_rounds_of_the_networks_own_games_resumes(tmp_path, capsys):
     config = _small_config(10)
-    train._pretrain(config, str(tmp_path / "run"))  # no rounds first
+    _pretrain(config, str(tmp_path / "run"))  # no rounds first
     path = tmp_path / "run" / "rows" / "generated-0.npz"
     with np.load(path) as f:  # rows gathered before the rounds existed: without the teacher's moves
         older = {k: f[k] for k in f.files if k != "teacher"}
     np.savez(path, **older)
     before = path.read_bytes()
-    train._pretrain(config, str(tmp_path / "run"))  # still enough without rounds: not gathered again
+    _pretrain(config, str(tmp_path / "run"))  # still enough without rounds: not gathered again
     assert path.read_bytes() == before
     config.rounds = 1  # the rounds need the teacher's moves: gathered again
-    train._pretrain(config, str(tmp_path / "run"))
+    _pretrain(config, str(tmp_path / "run"))
     with np.load(path) as f:
         assert "teacher" in f.files
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
@@ -218,20 +222,20 @@ def test_pretraining_with_rounds_of_the_networks_own_games_resumes(tmp_path, cap
     names = [f"generated-{i}{s}.npz" for i in range(2) for s in ("", ".own-1")]
     assert sorted(os.listdir(tmp_path / "run" / "rows")) == names
     capsys.readouterr()
-    train._pretrain(config, str(tmp_path / "run"))  # everything kept: nothing gathered or trained again
+    _pretrain(config, str(tmp_path / "run"))  # everything kept: nothing gathered or trained again
     assert "step " not in capsys.readouterr().out
     assert json.loads((tmp_path / "run" / "summary.json").read_text()) == summary
     config.round_labels, config.lookahead_points = "lookahead", 4  # policy improvement over the network's game
-    train._pretrain(config, str(tmp_path / "run"))
+    _pretrain(config, str(tmp_path / "run"))
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert len(summary["rounds"]) == 1 and 0 < summary["rounds"][0]["rows"] <= 2 * 4
     assert len(os.listdir(tmp_path / "run" / "rows")) == 6  # beside the first round's rows
     config.round_labels = "oracle"
-    with pytest.raises(train.UserError, match="round_labels"):
-        train._pretrain(config, str(tmp_path / "run"))
+    with pytest.raises(UserError, match="round_labels"):
+        _pretrain(config, str(tmp_path / "run"))
     config.round_labels, config.teacher = "teacher", "lookahead"
-    with pytest.raises(train.UserError, match="rounds"):
-        train._pretrain(config, str(tmp_path / "run"))
+    with pytest.raises(UserError, match="rounds"):
+        _pretrain(config, str(tmp_path / "run"))
 
 
 def test_a_pretraining_run_is_reproduced_from_its_config_to_the_last_bit(tmp_path):
@@ -240,7 +244,7 @@ def test_a_pretraining_run_is_reproduced_from_its_config_to_the_last_bit(tmp_pat
     config = _small_config(10)
     config.rounds = 1
     for run in ("a", "b"):
-        train._pretrain(config, str(tmp_path / run))
+        _pretrain(config, str(tmp_path / run))
     assert (tmp_path / "a" / "params.msgpack").read_bytes() == (tmp_path / "b" / "params.msgpack").read_bytes()
     # and the seed matters: the imitation alone with two seeds, on run a's teacher rows (they do not
     # depend on the network; rows kept in the folder are read, not gathered again)
@@ -251,15 +255,15 @@ def test_a_pretraining_run_is_reproduced_from_its_config_to_the_last_bit(tmp_pat
             if ".own-" not in rows.name:
                 (tmp_path / run / "rows" / rows.name).write_bytes(rows.read_bytes())
         config.network.seed = seed
-        train._pretrain(config, str(tmp_path / run))
+        _pretrain(config, str(tmp_path / run))
     assert (tmp_path / "c" / "params.msgpack").read_bytes() != (tmp_path / "d" / "params.msgpack").read_bytes()
 
 
 def test_the_generalist_keeps_its_training_seeds_apart():
     config = _small_config(20)
     config.generated = 101
-    with pytest.raises(train.UserError, match="at most 100"):
-        train._pretrain(config, "unused")
+    with pytest.raises(UserError, match="at most 100"):
+        _pretrain(config, "unused")
 
 
 def test_padded_instances_play_the_same_game_and_a_batch_plays_each_parameter_sets_game():
