@@ -29,12 +29,13 @@ import time
 import jax
 import numpy as np
 
-from jaxmmap import ReferenceGame, Rules, generate, make_instance
+from jaxmmap import Rules, generate, make_instance
 from jaxmmap.core.files import write_json
 from jaxmmap.core.rules import COPY_SUPPLY, PLACEMENTS
 from jaxmmap.env import game
 from jaxmmap.env import grid as memory
 from jaxmmap.env.backup import TOGETHER_BELOW, restores_together, together
+from jaxmmap.env.reference import ReferenceGame
 from jaxmmap.env.rollout import random_policy, rollouts
 
 H100_BANDWIDTH = 3.35e12  # bytes per second (H100 SXM, HBM3)

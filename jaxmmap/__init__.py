@@ -1,53 +1,57 @@
 """jaxmmap: the memory mapping game (MMapGame) in JAX.
 
-Files and checks:   load_problem, save_problem, load_solution, save_solution, validate,
-                    check_solution (validate or refuse: SolutionRejected), UserError (a mistake
-                    of the user's; ProblemError and SolutionRejected are ones), docs/promises.md
-The game:           Rules, make_instance, init, step, legal_action_mask, State, Environment
-Playing:            play, rollout, rollouts, nth_game, to_solution, random_policy, greedy_policy
-Instances:          generate (random programs), bundled (instances shipped with the package),
-                    from_jax / from_hlo_text (real programs), benchmarks (the bundled suite)
-Results:            latency (the simulated run of a solution: Timeline), plots, report,
-                    place (a solution's decisions placed physically, grown: never worse)
-The specification:  ReferenceGame (plain NumPy), docs/game.md
+The public names, by use (`import jaxmmap`, then `jaxmmap.NAME`):
+
+Files:       load_problem, save_problem, load_solution, save_solution (docs/formats.md);
+             validate (the independent check of a solution, docs/promises.md)
+The game:    Rules, make_instance, init, step, legal_action_mask (pure JAX functions, docs/game.md);
+             Environment (reset/step -> TimeStep, Jumanji style)
+Playing:     play (a solver's best game as a validated solution), rollout, rollouts (a batch of
+             games), random_policy, nth_game, to_solution
+Instances:   generate (random programs), bundled (shipped with the package), from_jax and
+             from_hlo_text (real programs, docs/importer.md), benchmarks (the bundled suite)
+Results:     latency (the simulated run of a solution), place (a solution's decisions placed
+             physically: never worse), solvers (`solvers.solve(problem, name, budget_s)`)
+
+Everything else lives in its package:
+
+jaxmmap.core      problem (Problem, Solution, LatencyTable, ProblemError, COPY/NOCOPY/DROP),
+                  validator (Report, Violation, check_solution, SolutionRejected), simulator
+                  (Timeline), files (UserError: every mistake of the user's), rules, suite, io
+jaxmmap.env       Observation, TimeStep; game (State, action_rewards), instance (Instance,
+                  bucket), rollout (greedy_policy), reference (ReferenceGame: the executable
+                  specification), generator, observation (the featurizer)
+jaxmmap.importer  HLO text and JAX functions as problems; hardware presets
+jaxmmap.solvers   the registry (solve, SOLVERS) and every solver
+jaxmmap.agent     MMap-MuZero (fit, AgentConfig) and the pretrained generalist (docs/agent.md)
+jaxmmap.harness   comparisons, reports, plots; jaxmmap.plots is the README's path to its plots
 """
 
-from jaxmmap import benchmarks, importer, solvers  # benchmarks: the bundled suite (core.suite)
-from jaxmmap.core.files import UserError
+from jaxmmap import benchmarks, solvers  # benchmarks: the bundled suite (core.suite)
 from jaxmmap.core.io import bundled
-from jaxmmap.core.problem import (
-    COPY,
-    DROP,
-    NOCOPY,
-    LatencyTable,
-    Problem,
-    ProblemError,
-    Solution,
-    load_problem,
-    load_solution,
-    save_problem,
-    save_solution,
-)
+from jaxmmap.core.problem import load_problem, load_solution, save_problem, save_solution
 from jaxmmap.core.rules import Rules
-from jaxmmap.core.simulator import Timeline, latency
-from jaxmmap.core.validator import Report, SolutionRejected, Violation, check_solution, validate
-from jaxmmap.env import Environment, Observation, TimeStep
-from jaxmmap.env.game import State, action_rewards, init, legal_action_mask, step
+from jaxmmap.core.simulator import latency
+from jaxmmap.core.validator import validate
+from jaxmmap.env import Environment
+from jaxmmap.env.game import init, legal_action_mask, step
 from jaxmmap.env.generator import generate
-from jaxmmap.env.instance import Instance, bucket, make_instance
-from jaxmmap.env.reference import ReferenceGame
-from jaxmmap.env.rollout import greedy_policy, nth_game, play, random_policy, rollout, rollouts, to_solution
+from jaxmmap.env.instance import make_instance
+from jaxmmap.env.rollout import nth_game, play, random_policy, rollout, rollouts, to_solution
 from jaxmmap.importer import from_hlo_text, from_jax
 from jaxmmap.solvers.placer import place
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "COPY", "NOCOPY", "DROP", "Environment", "Instance", "LatencyTable", "Observation", "Problem",
-    "ProblemError", "ReferenceGame", "Report", "Rules", "Solution", "State", "Timeline", "TimeStep",
-    "Violation", "action_rewards", "bucket", "bundled", "generate", "greedy_policy", "init",
-    "latency", "legal_action_mask", "load_problem", "load_solution", "make_instance", "play",
-    "nth_game", "random_policy", "rollout", "rollouts", "save_problem", "save_solution", "step", "to_solution",
-    "validate", "from_jax", "from_hlo_text", "benchmarks", "importer", "solvers",
-    "SolutionRejected", "UserError", "check_solution", "place",
+    # files
+    "load_problem", "save_problem", "load_solution", "save_solution", "validate",
+    # the game
+    "Rules", "make_instance", "init", "step", "legal_action_mask", "Environment",
+    # playing
+    "play", "rollout", "rollouts", "random_policy", "nth_game", "to_solution",
+    # instances
+    "generate", "bundled", "from_jax", "from_hlo_text", "benchmarks",
+    # results
+    "latency", "place", "solvers",
 ]

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmmap import ReferenceGame, Rules, generate, greedy_policy, make_instance
+from jaxmmap import Rules, generate, make_instance
 from jaxmmap.env import game
 from jaxmmap.env import observation as obs_module
 from jaxmmap.env.observation import (
@@ -20,6 +20,8 @@ from jaxmmap.env.observation import (
     SUPPLY_WINDOW,
     observe,
 )
+from jaxmmap.env.reference import ReferenceGame
+from jaxmmap.env.rollout import greedy_policy
 
 PAD = dict(num_buffers=256, num_steps=128, num_tables=64)
 F = {name: k for k, name in enumerate(ROW_FEATURES)}

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from jaxmmap import ProblemError, bundled, generate, load_problem, load_solution, save_problem
-from jaxmmap.core.problem import Problem, Solution
+from jaxmmap import bundled, generate, load_problem, load_solution, save_problem
+from jaxmmap.core.problem import Problem, ProblemError, Solution
 
 
 def _base():

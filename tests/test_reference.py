@@ -4,8 +4,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jaxmmap import ReferenceGame, Rules, generate, validate
+from jaxmmap import Rules, generate, validate
 from jaxmmap.core.problem import COPY, DROP, NOCOPY
+from jaxmmap.env.reference import ReferenceGame
 
 options = st.fixed_dictionaries({
     "num_instructions": st.integers(2, 40),

@@ -5,9 +5,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmmap import ReferenceGame, Rules, generate, make_instance, rollout
+from jaxmmap import Rules, generate, make_instance, rollout
 from jaxmmap.env import game
 from jaxmmap.env.backup import restores_together
+from jaxmmap.env.reference import ReferenceGame
 from jaxmmap.env.rollout import random_policy
 
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from builders import EGRL_OPTIONS, ES_OPTIONS, RULES, agent_options, make_problem, tiny
 
-from jaxmmap import COPY, DROP, NOCOPY, Rules, bundled, generate, validate
+from jaxmmap import Rules, bundled, generate, validate
+from jaxmmap.core.problem import COPY, DROP, NOCOPY
 from jaxmmap.solvers import SOLVERS, InvalidSolution, agents, solve
 from jaxmmap.solvers.base import Result
 from jaxmmap.solvers.cpsat import upper_bound
