@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -79,9 +80,13 @@ def test_train_survives_a_kill_a_corrupt_checkpoint_and_a_torn_line(tmp_path):
 
     run = _train(workdir, latest + 20)
     assert f"warning: checkpoint {latest}" in run.stderr
-    assert "agent (expert) best return" in run.stdout and "prod" in run.stdout
+    assert "agent (expert) best return" in run.stdout and "the best of the agent's and heuristic's" in run.stdout
     summary = json.loads((workdir / "summary.json").read_text())
     assert summary["iterations"] == latest + 20
+    # the summary line counts this run's iterations (from the checkpoint before the corrupt one)
+    done, began = (int(re.search(pattern, run.stdout).group(1).replace(",", ""))
+                   for pattern in (r"this run: ([\d,]+) iterations", r"resumed at iteration ([\d,]+)"))
+    assert 0 < began < latest and done + began == latest + 20
     solution = load_solution(str(workdir / "solution.json"))
     assert validate(problem, solution).ok
     assert solution.ret >= max(first.ret, summary["agent_return"], summary["heuristic_return"])
@@ -114,3 +119,15 @@ def test_a_train_mistake_is_one_error_line_and_writes_nothing(tmp_path, case):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), run.stderr[-2000:]
     assert workdir.is_file() if case == "workdir_is_a_file" else not workdir.exists()
+
+
+@pytest.mark.parametrize("flag", ["--config.generated=101", "--config.round_labels=oracle"])
+def test_a_generalist_mistake_is_one_error_line_and_writes_nothing(tmp_path, flag):
+    """The generalist's config (`jaxmmap.agent.pretrain`, through train.py): a mistake is found
+    before anything is gathered or written."""
+    workdir = tmp_path / "run"
+    command = [sys.executable, "train.py", "--config", "configs/generalist.py", f"--workdir={workdir}", flag]
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=ENV)
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"error: {flag}"), run.stderr[-2000:]
+    assert not workdir.exists()
