@@ -121,13 +121,14 @@ def test_a_train_mistake_is_one_error_line_and_writes_nothing(tmp_path, case):
     assert workdir.is_file() if case == "workdir_is_a_file" else not workdir.exists()
 
 
-@pytest.mark.parametrize("flag", ["--config.generated=101", "--config.round_labels=oracle"])
-def test_a_generalist_mistake_is_one_error_line_and_writes_nothing(tmp_path, flag):
+@pytest.mark.parametrize(("flag", "error"), [("--config.generated=101", "--config.generated=101: at most 100"),
+                                           ("--config.round_labels=oracle", "--config.round_labels='oracle'")])
+def test_a_generalist_mistake_is_one_error_line_and_writes_nothing(tmp_path, flag, error):
     """The generalist's config (`jaxmmap.agent.pretrain`, through train.py): a mistake is found
     before anything is gathered or written."""
     workdir = tmp_path / "run"
     command = [sys.executable, "train.py", "--config", "configs/generalist.py", f"--workdir={workdir}", flag]
     run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=ENV)
     lines = run.stderr.strip().splitlines()
-    assert run.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"error: {flag}"), run.stderr[-2000:]
+    assert run.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"error: {error}"), run.stderr[-2000:]
     assert not workdir.exists()
