@@ -37,12 +37,14 @@ LAYERS = [
     ("jaxmmap.plots", 6, "root"),
     ("jaxmmap", 6, "root"),
 ]
-REGISTRY = "jaxmmap.solvers"  # the solver registry (`solvers/__init__.py`) sits with solvers.agents
+# The solver registry (`solvers/__init__.py` and its parts: the solvers by name, their options
+# checked, `solve`) sits with solvers.agents.
+REGISTRY = {"jaxmmap.solvers", "jaxmmap.solvers._registry", "jaxmmap.solvers._options", "jaxmmap.solvers._solve"}
 SCRIPTS = 7
 
 
 def layer(module: str) -> tuple[int, str]:
-    if module == REGISTRY:
+    if module in REGISTRY:
         return 4, "solvers.agents"
     for prefix, rank, group in sorted(LAYERS, key=lambda x: -len(x[0])):
         if module == prefix or module.startswith(prefix + "."):

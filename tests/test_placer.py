@@ -288,7 +288,7 @@ def test_without_replan_the_moves_start_from_the_solution_itself(monkeypatch):
         budgets.append(budget_s)
         return real(*args, replan=replan, budget_s=budget_s, **kwargs)
 
-    monkeypatch.setattr("jaxmmap.solvers.place_solution", spy)
+    monkeypatch.setattr("jaxmmap.solvers._solve.place_solution", spy)
     for given in (placed, raw):
         answer = Result(solution=given, trace=(), seconds=0.0, info={})
         monkeypatch.setitem(SOLVERS, "greedy", lambda *a, answer=answer, **k: answer)

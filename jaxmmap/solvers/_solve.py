@@ -1,0 +1,77 @@
+"""`solve`: a solver run by name under a budget, its solution validated and, for the solvers that
+play the game, placed physically (`placer.place`)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+
+from jaxmmap.core.clock import without_grace
+from jaxmmap.core.problem import Problem
+from jaxmmap.core.rules import Rules
+from jaxmmap.core.validator import validate
+from jaxmmap.solvers._options import check_options
+from jaxmmap.solvers._registry import PLACED, SOLVERS
+from jaxmmap.solvers.base import Result
+from jaxmmap.solvers.placer import FRESH, PLACE_RESERVE_S, PLACE_SHARE, RESTARTS, place_nothing
+from jaxmmap.solvers.placer import place as place_solution
+
+
+class InvalidSolution(AssertionError):
+    """A solver returned a solution the validator rejects (a bug in that solver)."""
+
+
+def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 0,
+          rules: Rules = Rules(), place: bool | None = None, **options) -> Result:
+    """Runs the solver `solver` under a wall-clock budget; its solution is validated. An unknown
+    solver or option, or a budget that is not positive and finite, raises `UserError`.
+
+    `place` (default: for the solvers in `PLACED`): keep `PLACE_SHARE` of the budget (at most
+    `PLACE_RESERVE_S`) for `placer.place`, which places the solution's decisions physically
+    and grows them, its local moves descending again from the start up to `placer.RESTARTS` times
+    while the reserve lasts (a solution the placer made, "<solver>+placed", is not placed again:
+    the moves go on from it). With `placer.FRESH` the moves start instead from the placement of
+    no decisions where that is higher, or from that with a network's guide read in (`Result.guide`,
+    the generalist's; `info["placed_start"]`: "decisions", "nothing" or "guide", or "game" where
+    no placement beat the game's own solution; "nothing": the solver's decisions were then worth
+    less than none); that placement is made first, before the
+    solver runs (`placer.place_nothing`, 1.4-1.7 s at 24,000 buffers), so that it is the
+    floor of the result even where the solver leaves the placer no time, and the games that would
+    end it Drop-first end with the solver's budget, not after a grace (`core.clock.without_grace`).
+    The better of the placed solution and the solver's own is returned, `Result.raw` is the
+    solver's own solution (`info["raw_return"]` its game's return), and the trace ends with the
+    placed one."""
+    check_options(solver, options, budget_s)
+    place = solver in PLACED if place is None else place
+    start = time.perf_counter()
+    reserve = min(PLACE_SHARE * budget_s, PLACE_RESERVE_S) if place else 0.0
+    # (a game cut at its deadline, or one that took the placer's time, places lower than this)
+    nothing = place_nothing(problem, rules=rules, budget_s=reserve) if place and FRESH else None
+    own = max(budget_s - reserve - (time.perf_counter() - start), 1e-3)
+    with without_grace() if nothing is not None else contextlib.nullcontext():  # (that placement is
+        # the first solution the grace of the games is for)
+        result = SOLVERS[solver](problem, own, seed, rules=rules, **options)
+    report = validate(problem, result.solution, allow_nocopy_move=rules.nocopy_offset == "lowest")
+    if not report.ok:
+        raise InvalidSolution(f"{solver} returned an invalid solution:\n{report}")
+    if not place:
+        return result
+    left = budget_s - (time.perf_counter() - start)
+    # a solution the placer made already (`muzero`'s placed rounds) is not placed again: the moves
+    # go on from it
+    placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed,
+                            restarts=RESTARTS, replan=not result.solution.solver.endswith("+placed"),
+                            fresh=FRESH if nothing is None else nothing, guide=result.guide)
+    seconds = time.perf_counter() - start
+    # (the game's own return: a solver that places its game itself, `muzero`, says it as "game")
+    info = {**result.info, "raw_return": float(result.info.get("game", result.solution.ret))}
+    trace = result.trace
+    if placed is not result.solution:
+        trace = (*trace, (seconds, float(placed.ret)))
+        info["placed"] = placed.metadata.get("moves")
+        info["placed_start"] = placed.metadata.get("start")
+    else:  # (no placement beat the game's own solution)
+        info["placed_start"] = "game"
+    return dataclasses.replace(result, solution=placed, trace=trace, seconds=seconds, info=info,
+                               raw=result.solution)
