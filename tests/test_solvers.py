@@ -8,7 +8,8 @@ from builders import EGRL_OPTIONS, ES_OPTIONS, RULES, agent_options, make_proble
 
 from jaxmmap import Rules, bundled, generate, validate
 from jaxmmap.core.problem import COPY, DROP, NOCOPY
-from jaxmmap.solvers import SOLVERS, InvalidSolution, agents, solve
+from jaxmmap.core.validator import SolutionRejected
+from jaxmmap.solvers import SOLVERS, agents, solve
 from jaxmmap.solvers.base import Result
 from jaxmmap.solvers.cpsat import upper_bound
 from jaxmmap.solvers.exhaustive import exhaustive
@@ -115,7 +116,7 @@ def test_solve_validates_every_solution(monkeypatch):
         return Result(solution=forged, trace=((0.0, forged.ret),), seconds=0.0, info={})
 
     monkeypatch.setitem(SOLVERS, "cheat", cheat)
-    with pytest.raises(InvalidSolution, match="return"):
+    with pytest.raises(SolutionRejected, match="cheat solver's solution .a bug in that solver. is not a valid"):
         solve(problem, "cheat", budget_s=1, rules=RULES)
     with pytest.raises(ValueError, match="unknown solver"):
         solve(problem, "oracle")

@@ -74,6 +74,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
+import weakref
 
 import numpy as np
 
@@ -206,15 +207,25 @@ class SolutionRejected(UserError):
 
 
 def check_solution(problem: Problem, solution: Solution, *, what: str = "the solution",
-                   allow_invalid: bool = False) -> Report:
-    """Validates `solution` before anything is reported about it. Raises `SolutionRejected`
-    listing the violations, unless `allow_invalid` (the caller then marks its output invalid);
-    even then a solution whose arrays are unusable (`UNUSABLE`) is refused. A NoCopy that moves
-    data is accepted when the solution was made under the paper's "lowest" NoCopy rule, the
-    rules it declares (the one relaxation a solution's own rules select; `validate` itself never
-    relaxes a check on a solution's word)."""
-    lowest = isinstance(solution.rules, dict) and solution.rules.get("nocopy_offset") == "lowest"
-    report = validate(problem, solution, allow_nocopy_move=lowest)
+                   allow_invalid: bool = False, allow_nocopy_move: bool | None = None) -> Report:
+    """The one check of a solution before anything is reported about it: validates `solution`
+    once and remembers the verdict, so that every later check of the same `Solution` object
+    against the same `problem` (by `latency`, the report, the placer, the command line) reuses
+    it instead of validating again. A checked solution's arrays are made read-only, so the
+    verdict cannot go stale.
+
+    Raises `SolutionRejected` listing the violations, unless `allow_invalid` (the caller then
+    marks its output invalid); even then a solution whose arrays are unusable (`UNUSABLE`) is
+    refused. `allow_nocopy_move` (see `validate`): by default, a NoCopy that moves data is
+    accepted when the solution was made under the paper's "lowest" NoCopy rule, the rules it
+    declares (the one relaxation a solution's own rules select; `validate` itself never relaxes
+    a check on a solution's word); a solver passes the rules it played under."""
+    if allow_nocopy_move is None:
+        allow_nocopy_move = isinstance(solution.rules, dict) and solution.rules.get("nocopy_offset") == "lowest"
+    report = _remembered(problem, solution, allow_nocopy_move)
+    if report is None:
+        report = validate(problem, solution, allow_nocopy_move=allow_nocopy_move)
+        _remember(problem, solution, allow_nocopy_move, report)
     if report.ok:
         return report
     if not allow_invalid:
@@ -226,6 +237,45 @@ def check_solution(problem: Problem, solution: Solution, *, what: str = "the sol
         raise SolutionRejected(what, report, hint="; it cannot be simulated or drawn at all (its"
                                " arrays have the wrong length, or steps outside the program)")
     return report
+
+
+# (solution -> (problem, allow_nocopy_move, report)): the verdicts of `check_solution`, kept as
+# long as the solution lives; a `Solution` hashes by identity (eq=False)
+_VERDICTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ARRAYS = ("action", "offset", "alloc_start", "alloc_end", "copy_start", "copy_end")
+
+
+def _remembered(problem: Problem, solution: Solution, allow_nocopy_move: bool) -> Report | None:
+    kept = _VERDICTS.get(solution)
+    if kept is None or kept[0]() is not problem or kept[1] != allow_nocopy_move:
+        return None
+    return kept[2]
+
+
+def _remember(problem: Problem, solution: Solution, allow_nocopy_move: bool, report: Report) -> None:
+    """Keeps the verdict where the solution's arrays are numpy arrays, made read-only here;
+    otherwise the solution is simply checked again next time."""
+    arrays = [getattr(solution, k) for k in _ARRAYS]
+    if not all(isinstance(a, np.ndarray) for a in arrays):
+        return
+    for a in arrays:
+        a.flags.writeable = False
+    _VERDICTS[solution] = (weakref.ref(problem), allow_nocopy_move, report)
+
+
+def relabelled(solution: Solution, *, solver: str | None = None, metadata: dict | None = None) -> Solution:
+    """`solution` under another solver name or with other metadata, which no check reads: a
+    checked solution stays checked (its verdict is carried over, not made again)."""
+    changes = {k: v for k, v in (("solver", solver), ("metadata", metadata)) if v is not None}
+    out = dataclasses.replace(solution, **changes)
+    if solution in _VERDICTS:
+        _VERDICTS[out] = _VERDICTS[solution]
+    return out
+
+
+def recomputed_return(problem: Problem, action: np.ndarray) -> float:
+    """The return of the decisions `action` (int[N]) as the validator recomputes it."""
+    return _recompute_return(problem, np.asarray(action, np.int64))[0]
 
 
 # ----------------------------------------------------------------------------- internals

@@ -51,9 +51,10 @@ from jaxmmap.core.files import (
 )
 from jaxmmap.core.problem import Problem, load_problem, load_solution, read_json, save_problem, save_solution
 from jaxmmap.core.rules import Rules, auto_columns
+from jaxmmap.core.validator import SolutionRejected
 from jaxmmap.harness.plots import _pyplot, save_figure, text
 from jaxmmap.harness.speed import speeds
-from jaxmmap.solvers import InvalidSolution, check_options, solve
+from jaxmmap.solvers import check_options, solve
 from jaxmmap.solvers.base import Refused
 from jaxmmap.solvers.cpsat import upper_bound
 
@@ -430,7 +431,7 @@ def _run(problem: Problem, solver: str, seed: int, budget_s: float, rules: Rules
     try:
         result = solve(problem, solver, budget_s=budget_s, seed=seed, rules=rules, place=place,
                        **options)
-    except InvalidSolution as e:
+    except SolutionRejected as e:  # (a solver's bug)
         return _failed(problem, solver, seed, "invalid", start, str(e)), None
     except Refused as e:  # the solver is not made for this instance
         return _failed(problem, solver, seed, "skipped", start, str(e)), None

@@ -10,16 +10,12 @@ import time
 from jaxmmap.core.clock import without_grace
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
-from jaxmmap.core.validator import validate
+from jaxmmap.core.validator import check_solution
 from jaxmmap.solvers._options import check_options
 from jaxmmap.solvers._registry import PLACED, SOLVERS
 from jaxmmap.solvers.base import Result
 from jaxmmap.solvers.placer import FRESH, PLACE_RESERVE_S, PLACE_SHARE, RESTARTS, place_nothing
 from jaxmmap.solvers.placer import place as place_solution
-
-
-class InvalidSolution(AssertionError):
-    """A solver returned a solution the validator rejects (a bug in that solver)."""
 
 
 def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 0,
@@ -52,9 +48,8 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     with without_grace() if nothing is not None else contextlib.nullcontext():  # (that placement is
         # the first solution the grace of the games is for)
         result = SOLVERS[solver](problem, own, seed, rules=rules, **options)
-    report = validate(problem, result.solution, allow_nocopy_move=rules.nocopy_offset == "lowest")
-    if not report.ok:
-        raise InvalidSolution(f"{solver} returned an invalid solution:\n{report}")
+    check_solution(problem, result.solution, what=f"the {solver} solver's solution (a bug in that solver)",
+                   allow_nocopy_move=rules.nocopy_offset == "lowest")
     if not place:
         return result
     left = budget_s - (time.perf_counter() - start)

@@ -27,14 +27,13 @@ budget bounds it (a placement still running when it ends stops placing and stays
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import numpy as np
 
 from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
 from jaxmmap.core.rules import Rules, auto_columns, discretize
-from jaxmmap.core.validator import check_solution
+from jaxmmap.core.validator import check_solution, relabelled
 from jaxmmap.solvers.heuristic import MOVES, NOISE, benefit_estimate, improve, plan
 
 __all__ = ["FRESH", "GUIDE_CONFIDENCE", "NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "RESTARTS",
@@ -312,11 +311,10 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
                                          patience=patience, noise=noise, seed=seed)
     if placed.ret <= solution.ret:
         return solution
-    checked = placed is nothing and nothing is fresh  # (`place_nothing` checked it)
     kept = int(((placed.action != DROP) & (solution.action != DROP)).sum())
-    placed = dataclasses.replace(placed, solver=f"{solution.solver}+placed", metadata={
+    placed = relabelled(placed, solver=f"{solution.solver}+placed", metadata={
         **placed.metadata, "placed_from": float(solution.ret), "placed_decisions": kept,
         "moves": counts, "start": begun, "seconds": time.perf_counter() - start})
-    if not checked:
-        check_solution(problem, placed, what="the placed solution")  # (a bug if it fails)
+    check_solution(problem, placed, what="the placed solution")  # (a bug if it fails; the placement of
+    # no decisions, checked already, is not checked again)
     return placed

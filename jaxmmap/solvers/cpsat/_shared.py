@@ -7,7 +7,7 @@ import numpy as np
 
 from jaxmmap.core.problem import DROP, Problem, Solution
 from jaxmmap.core.rules import Discretized
-from jaxmmap.core.validator import validate
+from jaxmmap.core.validator import recomputed_return
 
 
 def all_drop(problem: Problem, solver: str = "cpsat") -> Solution:
@@ -16,8 +16,7 @@ def all_drop(problem: Problem, solver: str = "cpsat") -> Solution:
     n = problem.num_buffers
     none = np.full(n, -1, np.int64)
     action = np.full(n, DROP, np.int64)
-    ret = validate(problem, Solution(problem.name, solver, 0.0, action, none, none, none, none,
-                                     none)).recomputed_return
+    ret = recomputed_return(problem, action)
     return Solution(problem=problem.name, solver=solver, ret=ret, action=action, offset=none.copy(),
                     alloc_start=none.copy(), alloc_end=none.copy(), copy_start=none.copy(),
                     copy_end=none.copy(), metadata={"num_buffers": n})
