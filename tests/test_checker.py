@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from jaxmmap import bundled, latency, save_problem
+from jaxmmap import bundled, latency, save_problem, save_solution
 from jaxmmap.cli import main
 from jaxmmap.core import validator
 from jaxmmap.core.validator import SolutionRejected, check_solution
@@ -78,3 +78,19 @@ def test_a_report_validates_each_solution_once(validations, tmp_path):
     validations.clear()
     report([str(tmp_path / "runs")], str(tmp_path / "report.md"), layouts=True)
     assert validations and max(validations.values()) == 1, validations.values()
+
+
+@pytest.mark.parametrize("command", ["validate", "latency", "plot"])
+def test_a_solution_whose_rules_the_game_cannot_have_is_one_error(tmp_path, capsys, command):
+    path = str(tmp_path / "tiny.json.gz")
+    problem = bundled("tiny")
+    save_problem(problem, path)
+    solution = solve(problem, "greedy", budget_s=2, seed=0, place=False).solution
+    bogus = str(tmp_path / "bogus.json")
+    save_solution(dataclasses.replace(solution, rules={**solution.rules, "columns": 10 ** 9}), bogus)
+    capsys.readouterr()
+    extra = ["-o", str(tmp_path / "layout.png")] if command == "plot" else []
+    assert main([command, path, bogus, *extra]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "rules.columns" in err[0] and "65,536" in err[0], err
+    assert not (tmp_path / "layout.png").exists()

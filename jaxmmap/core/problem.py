@@ -30,6 +30,10 @@ MAX_BYTES = 2 ** 62  # sizes and memory_size stay far from int64 overflow
 MAX_BUFFERS = 1_000_000
 MAX_FILE_BYTES = 256 * 2 ** 20  # JSON read from a file, unpacked (a 1,000,000-buffer problem: about 90 MiB)
 MAX_STEPS = 1_000_000
+#: The finest grid of the game's rules: a board row of 65,536 columns is 8 KiB, already 8 GiB for
+#: the grid of a 1,000,000-step program; finer grids only cost memory (`rules.auto_columns` stops
+#: at 4,096).
+MAX_COLUMNS = 65_536
 
 ACTION_NAMES = ("copy", "nocopy", "drop")
 COPY, NOCOPY, DROP = 0, 1, 2
@@ -373,7 +377,7 @@ def _parse_solution(data: Any, where: str = "") -> Solution:
 def _check_rules(rules: dict, fail) -> None:
     """A solution's `rules` (what `Rules.to_json` writes): known keys, values of their kind."""
     one_of = lambda *names: (" or ".join(repr(n) for n in names), lambda v: v in names)  # noqa: E731
-    kinds = {"columns": ("a whole number >= 1", lambda v: type(v) is int and v >= 1),
+    kinds = {"columns": (f"a whole number in [1, {MAX_COLUMNS:,}]", lambda v: type(v) is int and 1 <= v <= MAX_COLUMNS),
              "nocopy_offset": one_of("same", "lowest"), "placement": one_of("grid", "deferred"),
              "copy_supply": one_of("near", "early"), "output_nocopy": ("true or false", lambda v: isinstance(v, bool)),
              "infeasible_penalty": ("a finite number >= 0", lambda v: type(v) in (int, float) and 0 <= v < math.inf)}

@@ -13,11 +13,8 @@ import math
 
 import numpy as np
 
-from jaxmmap.core.problem import Problem, ProblemError, check_problem
+from jaxmmap.core.problem import MAX_COLUMNS, Problem, ProblemError, check_problem
 
-#: The finest grid: a board row of 65,536 columns is 8 KiB, already 8 GiB for the grid of a
-#: 1,000,000-step program; finer grids only cost memory (`auto_columns` stops at 4,096).
-MAX_COLUMNS = 65_536
 TICK_BUDGET = 2 ** 29
 PLACEMENTS = ("grid", "deferred")
 COPY_SUPPLY = ("near", "early")  # total supply in ticks; sums of it and a capped demand fit in int32
