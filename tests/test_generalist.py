@@ -238,6 +238,8 @@ def test_pretraining_with_rounds_of_the_networks_own_games_resumes(tmp_path, cap
         _pretrain(config, str(tmp_path / "run"))
 
 
+@pytest.mark.slow  # (57 s; by default a run of a config and its run in an empty folder write the same parameters in
+# test_a_changed_config_run_again_in_its_folder_gathers_and_trains_again)
 def test_a_pretraining_run_is_reproduced_from_its_config_to_the_last_bit(tmp_path):
     """Two runs of the same config (the imitation and a DAgger round) into empty folders write the
     same parameters: the shipped network is its config's run (`configs/generalist.py`)."""

@@ -249,7 +249,8 @@ def test_pretrained_muzero_places_its_best_game_with_the_shipped_networks_guide(
     reads and its result carries (for `solve`'s placer); fresh, or with `guide=False`, none."""
     problem = generate(11, num_instructions=37, inplace_prob=0.2)
     game = dataclasses.replace(greedy(problem, 10.0, 0).solution, solver="muzero")
-    monkeypatch.setattr(agents, "fit", lambda *a, **k: types.SimpleNamespace(solution=game, trace=[], history=[]))
+    monkeypatch.setattr(agents, "fit", lambda *a, **k: types.SimpleNamespace(solution=game, trace=[], history=[],
+                                                                                 resumed=(0, 0)))
     seen, real_rounds = [], agents._placed_rounds
 
     def placed_rounds(*args, guide=None):
@@ -257,10 +258,10 @@ def test_pretrained_muzero_places_its_best_game_with_the_shipped_networks_guide(
         return real_rounds(*args, guide=guide)
 
     monkeypatch.setattr(agents, "_placed_rounds", placed_rounds)
-    results = [agents.muzero(problem, 8.0, 0, pretrained=p, guide=g, place_share=0.5)
+    results = [agents.muzero(problem, 3.0, 0, pretrained=p, guide=g, place_share=0.5)
                for p, g in ((False, True), (True, True), (True, False))]
     assert seen[0] is None and results[0].guide is None and seen[2] is None and results[2].guide is None
-    np.testing.assert_array_equal(seen[1], agents.generalist(problem, 10.0, 0).guide)
+    np.testing.assert_array_equal(seen[1], agents.generalist(problem, 3.0, 0).guide)
     assert results[1].guide is seen[1] and np.isfinite(seen[1]).any()
     for result in results:
         assert result.solution.solver == "muzero+placed" and validate(problem, result.solution).ok

@@ -47,6 +47,8 @@ def _steps(workdir) -> list[int]:
     return sorted(int(n) for n in os.listdir(folder) if n.isdigit()) if folder.exists() else []
 
 
+@pytest.mark.slow  # (50 s, train.py in subprocesses; by default, in-process: test_robustness.py's resumed run keeps
+# its best solution and logs each step once, test_trust.py's corrupt and flipped checkpoints fall back)
 def test_train_survives_a_kill_a_corrupt_checkpoint_and_a_torn_line(tmp_path):
     """A run killed at a random moment keeps a valid solution.json at least as good as the
     heuristic's (prod runs the heuristic first); the next run falls back from a corrupt latest
