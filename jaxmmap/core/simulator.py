@@ -2,7 +2,7 @@
 reward proxy (`docs/simulator.md`).
 
     timeline = jaxmmap.latency(problem, solution)
-    timeline.total, timeline.stall, timeline.speedup      # microseconds, and all-slow / total
+    timeline.total, timeline.stalled, timeline.speedup    # microseconds; percent faster than all-slow
 
 The model, in the problem's time unit (microseconds for imported and generated problems):
 
@@ -43,7 +43,16 @@ import numpy as np
 from jaxmmap.core.problem import COPY, DROP, Problem, ProblemError, Solution
 from jaxmmap.core.validator import check_solution
 
-__all__ = ["Timeline", "correlation", "correlation_of", "latency", "step_latency"]
+__all__ = ["Timeline", "correlation", "correlation_of", "latency", "speedup", "step_latency"]
+
+
+def speedup(baseline_latency: float, solution_latency: float) -> float:
+    """Percent: how much faster than the baseline, `100 * (baseline / solution - 1)` (+10.0: the
+    solution runs 1.1 times as fast; inf for a solution that takes no time). Every speed-up the
+    package reports is this one."""
+    if solution_latency <= 0:
+        return math.inf if baseline_latency > 0 else 0.0
+    return 100.0 * (baseline_latency / solution_latency - 1.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,8 +80,9 @@ class Timeline:
 
     @property
     def speedup(self) -> float:
-        """all_slow / total: how many times faster than with everything in slow memory."""
-        return self.all_slow / self.total if self.total > 0 else math.inf
+        """Percent: how much faster than with everything in slow memory (`speedup(all_slow,
+        total)`; 0.0 when nothing is in fast memory)."""
+        return speedup(self.all_slow, self.total)
 
     @property
     def stalled(self) -> float:
@@ -243,7 +253,7 @@ def _savings(problem: Problem, fast: np.ndarray) -> np.ndarray:
 def correlation(problem: Problem, solutions: Sequence[Solution], *, allow_invalid: bool = False
                 ) -> dict[str, float]:
     """How well the return predicts the simulated latency over `solutions` (the paper's Table 5
-    and Figure 6): Pearson and Spearman correlations of the return with the speedup (both
+    and Figure 6): Pearson and Spearman correlations of the return with the speed-up (both
     positive when the reward is a good proxy: a higher return, a faster program), over `n`
     solutions; nan with fewer than 3 or no spread. Every solution is validated (`latency`)."""
     return correlation_of([s.ret for s in solutions],
