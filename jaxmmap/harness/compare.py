@@ -319,23 +319,21 @@ class Comparison:
                     ax.fill_between(grid, low, high, step="post", color=colors[solver], alpha=0.2)
             if scale != 1.0:
                 ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8, label="bound")
-                ax.set_ylabel("return / upper bound")
-            else:
-                ax.set_ylabel("return")
+            ax.set_ylabel("return / upper bound" if scale != 1.0 else "return")
             ax.axvline(self.budget_s, color="grey", linestyle=":", linewidth=0.8)
             ax.set_title(text(instance), fontsize=9)
             ax.set_xlabel("wall time (s)")
             ax.grid(alpha=0.3)
         for ax in list(axes.flat)[len(instances):]:
             ax.axis("off")
-        legend = {}
+        legend = {}  # label -> its first handle
         for ax in axes.flat:
-            for handle, label in zip(*ax.get_legend_handles_labels()):
-                legend.setdefault(label, handle)
-        fig.legend(legend.values(), legend.keys(), loc="lower center",
-                   ncol=max(1, min(len(legend), 8)), frameon=False)
-        fig.tight_layout(rect=(0, 0.06, 1, 1))
-        save_figure(fig, path, dpi=110)
+            legend.update({k: h for h, k in zip(*ax.get_legend_handles_labels()) if k not in legend})
+        fig.tight_layout()  # then the legend under the panels, in as many columns as fit (about 6 pt a character)
+        fit = int(fig.get_figwidth() * 72 / (6 * (max(map(len, legend), default=0) + 6)))
+        fig.legend(legend.values(), legend.keys(), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=max(1, min(len(legend), fit)), frameon=False)
+        save_figure(fig, path, dpi=110, bbox_inches="tight")
         plt.close(fig)
 
 

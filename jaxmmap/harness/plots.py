@@ -5,10 +5,11 @@
   solutions side by side (`jaxmmap plot PROBLEM SOLUTION [SOLUTION2] -o layout.png`).
 * `training_curves`: best and mean return over wall time of training runs (Figures 5 and 7;
   `compare.Comparison.plot` draws the solvers' curves of a comparison).
-* `speedup_bars`: the speedup of each solver over a baseline per workload (Figure 10).
-* `correlation_scatter`: return against simulated speedup (Figure 6).
+* `speedup_bars`: the speed-up (%) of each solver over a baseline per workload (Figure 10).
+* `correlation_scatter`: return against simulated speed-up (%) over all-slow memory (Figure 6).
 
-Every function returns the matplotlib `Figure` (for notebooks) and, given `path`, also saves it.
+Every function returns the matplotlib `Figure` (for notebooks) and, given `path`, also saves it
+and closes it in pyplot (so that many pictures do not pile up open figures).
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def save_figure(fig, path: str, **kwargs) -> None:
 
 def _finish(fig, path: str | None, ax=None, *, xlabel: str = "", ylabel: str = "",
             legend: int = 8, grid: str = "both"):
-    """Labels, grid and legend of a one-axes chart (when `ax` is given), layout, and the file."""
+    """Labels, grid and legend of a one-axes chart (when `ax` is given), layout, and the file:
+    a figure saved is closed (pyplot forgets it; the figure returned still draws, `display(fig)`)."""
     if ax is not None:
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
@@ -74,6 +76,7 @@ def _finish(fig, path: str | None, ax=None, *, xlabel: str = "", ylabel: str = "
         fig.tight_layout()
     if path is not None:
         save_figure(fig, path, dpi=120, bbox_inches="tight")
+        _pyplot().close(fig)
     return fig
 
 
@@ -108,15 +111,17 @@ def layout(problem: Problem, solutions: Solution | Sequence[Solution], *,
            allow_invalid: bool = False):
     """Memory layouts of one or more solutions of `problem`, side by side on shared axes.
 
-    x: the program's steps; y: the fast-memory offset. Each allocation is a rectangle over its
-    steps and bytes, coloured by tensor; the part of it during which its copy runs is hatched
-    (prefetch before the use, eviction after the write). `highlight`: a tensor id, "auto"
-    (`pick_tensor`) or None. Titles give the return and the simulated latency. Every solution
-    is validated first (`validator.check_solution`): an invalid one is refused, or with
-    `allow_invalid` drawn under a title that says INVALID.
+    x: the program's steps; y: the fast-memory offset, up to the capacity (`memory_size`, the
+    dashed line). Each allocation is a rectangle over its steps and bytes, coloured by tensor;
+    the part of it during which its copy runs is hatched (prefetch before the use, eviction
+    after the write). `highlight`: a tensor id, "auto" (`pick_tensor`) or None; its allocations
+    are outlined in red and marked by a red ring each, so that a block too small to see still
+    shows. A legend below the panels says all this. Titles give the return, the simulated
+    latency and the speed-up over all-slow memory. Every solution is validated first
+    (`validator.check_solution`): an invalid one is refused, or with `allow_invalid` drawn under
+    a title that says INVALID.
     """
     plt = _pyplot()
-    from matplotlib.patches import Rectangle
 
     if path is not None:
         image_format(path)
@@ -128,37 +133,81 @@ def layout(problem: Problem, solutions: Solution | Sequence[Solution], *,
     if highlight == "auto":
         highlight = pick_tensor(problem, solutions)
     scale, unit = next((s, u) for s, u in _UNITS if problem.memory_size >= 4 * s or s == 1)
-    cmap = plt.get_cmap("tab20")
+    capacity = f"capacity {problem.memory_size / scale:.4g} {unit}"
     fig, axes = plt.subplots(1, len(solutions), figsize=(width * len(solutions), height),
                              sharey=True, squeeze=False)
+    shown = 0
     for ax, solution, label, timeline in zip(axes[0], solutions, labels, timelines):
-        for b in np.flatnonzero(allocations(solution)):
-            tensor = int(problem.tensor_id[b])
-            focus = highlight is None or tensor == highlight
-            x0, x1 = int(solution.alloc_start[b]), int(solution.alloc_end[b]) + 1
-            y, h = solution.offset[b] / scale, problem.size[b] / scale
-            ax.add_patch(Rectangle((x0, y), x1 - x0, h, facecolor=cmap(tensor % 20),
-                                   edgecolor="black" if tensor == highlight else "white",
-                                   linewidth=1.6 if tensor == highlight else 0.3,
-                                   alpha=0.95 if focus else 0.3, zorder=3 if tensor == highlight else 2))
-            if solution.copy_start[b] >= 0:
-                c0, c1 = int(solution.copy_start[b]), int(solution.copy_end[b]) + 1
-                ax.add_patch(Rectangle((c0, y), c1 - c0, h, fill=False, hatch="////",
-                                       edgecolor="black", linewidth=0, alpha=0.5 if focus else 0.2,
-                                       zorder=4))
+        shown += _draw_layout(ax, problem, solution, highlight, scale)
         ax.axhline(problem.memory_size / scale, color="black", linestyle="--", linewidth=0.8)
+        ax.text(0.995, 0.975, capacity, transform=ax.transAxes, ha="right", va="top", fontsize=7,
+                bbox=dict(facecolor="white", edgecolor="none", alpha=0.7, pad=1))
         ax.set_xlim(0, problem.num_steps)
         ax.set_ylim(0, problem.memory_size / scale * 1.02)
         ax.set_xlabel("step")
         mark = "" if timeline.valid else "INVALID (see jaxmmap validate), declared "
         ax.set_title(f"{text(label)}: {mark}return {solution.ret:.4g}, latency "
-                     f"{timeline.total:.4g} ({timeline.speedup:.3f}x all-slow)", fontsize=9,
+                     f"{timeline.total:.4g} ({timeline.speedup:+.2f}% vs all-slow)", fontsize=9,
                      color="black" if timeline.valid else "red")
     axes[0][0].set_ylabel(f"fast-memory offset ({unit})")
-    note = f"highlighted: tensor {highlight}; " if highlight is not None else ""
-    fig.suptitle(f"{text(problem.name)}: {note}hatched: copy running", fontsize=9, y=0.995)
+    note = "" if highlight is None else f"; highlighted: tensor {highlight}" + (
+        "" if shown else " (never in fast memory here)")
+    fig.suptitle(f"{text(problem.name)}{note}", fontsize=9, y=0.995)
     fig.tight_layout()
+    _layout_legend(fig, plt, highlight if shown else None, capacity, columns=2 * len(solutions))
     return _finish(fig, path)
+
+
+#: The highlighted tensor's colour: its outlines and the rings that mark its allocations.
+HIGHLIGHT = "red"
+
+
+def _draw_layout(ax, problem: Problem, solution: Solution, highlight: int | None, scale: float) -> int:
+    """One panel's allocations (a rectangle each) and copies (hatched); returns how many
+    allocations of the highlighted tensor it drew (each also marked by a ring at its centre)."""
+    from matplotlib.patches import Rectangle
+
+    cmap = _pyplot().get_cmap("tab20")
+    rings = []
+    for b in np.flatnonzero(allocations(solution)):
+        tensor = int(problem.tensor_id[b])
+        focus, mine = highlight is None or tensor == highlight, tensor == highlight
+        x0, x1 = int(solution.alloc_start[b]), int(solution.alloc_end[b]) + 1
+        y, h = solution.offset[b] / scale, problem.size[b] / scale
+        ax.add_patch(Rectangle((x0, y), x1 - x0, h, facecolor=cmap(tensor % 20),
+                               edgecolor=HIGHLIGHT if mine else "white", linewidth=1.6 if mine else 0.3,
+                               alpha=0.95 if focus else 0.3, zorder=3 if mine else 2))
+        if mine:
+            rings.append(((x0 + x1) / 2, y + h / 2))
+        if solution.copy_start[b] >= 0:
+            c0, c1 = int(solution.copy_start[b]), int(solution.copy_end[b]) + 1
+            ax.add_patch(Rectangle((c0, y), c1 - c0, h, fill=False, hatch="////",
+                                   edgecolor="black", linewidth=0, alpha=0.5 if focus else 0.2,
+                                   zorder=4))
+    if rings:
+        x, y = zip(*rings)
+        ax.plot(x, y, linestyle="none", marker="o", markersize=10, markerfacecolor="none",
+                markeredgecolor=HIGHLIGHT, markeredgewidth=1.5, zorder=6)
+    return len(rings)
+
+
+def _layout_legend(fig, plt, highlight: int | None, capacity: str, columns: int) -> None:
+    """The legend under a layout's panels: what the colours, hatching, rings and line mean."""
+    from matplotlib.legend_handler import HandlerTuple
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    cmap = plt.get_cmap("tab20")
+    handles = [tuple(Patch(facecolor=cmap(k), edgecolor="white") for k in (0, 2, 4, 6)),
+               Patch(facecolor="white", edgecolor="black", hatch="////", linewidth=0),
+               Line2D([], [], color="black", linestyle="--", linewidth=0.8)]
+    names = ["allocation (a colour per tensor)", "copy running", f"{capacity} (memory_size)"]
+    if highlight is not None:
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=8, markerfacecolor="none",
+                              markeredgecolor=HIGHLIGHT, markeredgewidth=1.5))
+        names.append(f"tensor {highlight} (highlighted)")
+    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(names), columns),
+               fontsize=8, frameon=False, handler_map={tuple: HandlerTuple(ndivide=None, pad=0)})
 
 
 def training_curves(runs: Mapping[str, Sequence[Mapping]], *, path: str | None = None,
@@ -183,8 +232,8 @@ def training_curves(runs: Mapping[str, Sequence[Mapping]], *, path: str | None =
 
 def speedup_bars(speedups: Mapping[str, Mapping[str, float]], *, baseline: str = "heuristic",
                  path: str | None = None):
-    """Per workload, the speedup (%) of each solver over `baseline` (Figure 10). `speedups`:
-    workload -> solver -> percent. Workloads are sorted by the first solver's speedup."""
+    """Per workload, the speed-up (%) of each solver over `baseline` (Figure 10). `speedups`:
+    workload -> solver -> percent. Workloads are sorted by the first solver's speed-up."""
     plt = _pyplot()
     workloads = list(speedups)
     solvers = list(dict.fromkeys(s for row in speedups.values() for s in row))
@@ -199,13 +248,13 @@ def speedup_bars(speedups: Mapping[str, Mapping[str, float]], *, baseline: str =
                color=plt.cm.tab10(k % 10))
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(x, [text(w) for w in workloads], rotation=60, ha="right", fontsize=7)
-    return _finish(fig, path, ax, ylabel=f"speedup over {baseline} (%)", grid="y")
+    return _finish(fig, path, ax, ylabel=f"speed-up over {baseline} (%)", grid="y")
 
 
 def correlation_scatter(points: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
                         path: str | None = None):
-    """Return against simulated speedup (over all-slow memory), one colour per workload
-    (Figure 6). `points`: workload -> (returns, speedups)."""
+    """Return against simulated speed-up (%) over all-slow memory, one colour per workload
+    (Figure 6). `points`: workload -> (returns, speed-ups in percent: `Timeline.speedup`)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 4.0))
     for k, (workload, (rets, speed)) in enumerate(points.items()):
@@ -214,4 +263,4 @@ def correlation_scatter(points: Mapping[str, tuple[Sequence[float], Sequence[flo
         x = (rets - rets.min()) / spread if spread > 0 else np.zeros_like(rets)
         ax.scatter(x, speed, s=12, color=plt.cm.tab10(k % 10), label=text(workload), alpha=0.8)
     return _finish(fig, path, ax, xlabel="return (scaled to [0, 1] per workload)",
-                   ylabel="simulated speedup over all-slow (x)", legend=7)
+                   ylabel="simulated speed-up over all-slow (%)", legend=7)
