@@ -3,6 +3,7 @@
 import copy
 import gzip
 import json
+import re
 
 import numpy as np
 import pytest
@@ -94,6 +95,9 @@ BROKEN = {
     "written late": ((["buffers", "live_start"], [0, 0, 0, 0]), ["buffers.live_start[2]", "written at step 1"]),
     "huge memory": ((["memory_size"], 2 ** 70), ["memory_size", "2**62"]),
     "supply overflow": ((["supply"], [1e308, 1e308, 0.0, 1.0]), ["supply", "overflows"]),
+    "benefit overflow": ((["buffers", "benefit"], [1e308, -1e308, 0.0, 1.0]), ["buffers.benefit", "overflows"]),
+    "nan benefit": ((["buffers", "benefit"], [1.0, float("nan"), 3.0, 4.0]), ["buffers.benefit[1]", "finite", "nan"]),
+    "infinite benefit": ((["buffers", "benefit"], [1.0, 2.0, float("inf"), 4.0]), ["buffers.benefit[2]", "finite"]),
     "negative supply": ((["supply"], [1.0, -2.0, 0.0, 1.0]), ["supply[1]"]),
     "target outside": ((["buffers", "target_time"], [0, 1, 1, 4]), ["target_time[3]", "outside"]),
     "target outside live": ((["buffers", "live_start"], [0, 0, 2, 2]), ["buffers.live_start[2]", "target_time 1"]),
@@ -162,3 +166,19 @@ def test_solution_round_trip_and_errors(tmp_path):
 def test_bundled_instance_is_valid():
     p = bundled("tiny")
     assert isinstance(p, Problem) and p.num_buffers > 50
+
+
+def test_a_problem_and_a_solution_print_as_one_line():
+    """`print(problem)` is a summary, not 30,000 characters of arrays."""
+    from jaxmmap.solvers import solve
+
+    problem = bundled("tiny")
+    for text in (repr(problem), str(problem)):
+        assert text.startswith("Problem('tiny'") and "\n" not in text and len(text) < 150
+        assert f"{problem.num_buffers:,} buffers" in text and f"{problem.num_steps:,} steps" in text
+        assert f"memory_size {problem.memory_size:,} B" in text
+    solution = solve(problem, "pinning", budget_s=5).solution
+    text = str(solution)
+    assert text.startswith("Solution('tiny' by pinning: return ") and "\n" not in text and len(text) < 150
+    counts = [int(n.replace(",", "")) for n in re.findall(r"(?:Copy|NoCopy|Drop) ([\d,]+)", text)]
+    assert counts == np.bincount(solution.action, minlength=3).tolist() and sum(counts) == problem.num_buffers

@@ -110,6 +110,10 @@ class Problem:
     def num_steps(self) -> int:
         return int(self.supply.shape[0])
 
+    def __repr__(self) -> str:  # one line, not the arrays
+        return (f"Problem({self.name!r}: {self.num_buffers:,} buffers, {np.unique(self.tensor_id).size:,} tensors, "
+                f"{self.num_steps:,} steps, memory_size {self.memory_size:,} B, {len(self.latency_tables)} latency tables)")
+
     def buffer_columns(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in _BUFFER_FIELDS}
 
@@ -157,6 +161,10 @@ class Solution:
     @property
     def num_buffers(self) -> int:
         return int(self.action.shape[0])
+
+    def __repr__(self) -> str:  # one line, not the arrays
+        c, n, d = np.bincount(np.asarray(self.action, np.int64).reshape(-1).clip(0, 3), minlength=4)[:3]
+        return f"Solution({self.problem!r} by {self.solver}: return {self.ret:.6g}; Copy {c:,}, NoCopy {n:,}, Drop {d:,})"
 
     def to_json(self) -> dict:
         cols = {name: getattr(self, name).tolist() for name in _SOLUTION_FIELDS}
@@ -236,15 +244,13 @@ def _column(cols: dict, name: str, kind: str, n: int | None, prefix: str) -> np.
     if n is not None and len(values) != n:
         raise ProblemError(f"{prefix}{name}: has {len(values)} entries, expected {n}")
     for i, v in enumerate(values):
-        ok = {
-            "int": isinstance(v, int) and not isinstance(v, bool),
-            "bool": isinstance(v, bool),
-            "float": isinstance(v, (int, float)) and not isinstance(v, bool),
-            "action": v in ACTION_NAMES,
+        ok, want = {
+            "int": (isinstance(v, int) and not isinstance(v, bool), "an integer"),
+            "bool": (isinstance(v, bool), "true or false"),
+            "float": (isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+            "action": (v in ACTION_NAMES, "one of copy, nocopy, drop"),
         }[kind]
         if not ok:
-            want = {"int": "an integer", "bool": "true or false", "float": "a number",
-                    "action": "one of " + ", ".join(ACTION_NAMES)}[kind]
             raise ProblemError(f"{prefix}{name}[{i}]: expected {want}, got {v!r}")
     if kind == "action":
         return np.asarray([ACTION_NAMES.index(v) for v in values], dtype=np.int64)
@@ -275,15 +281,11 @@ def _check_header(data: Any, kind: str, fmt: str, keys: tuple[str, ...], where: 
     for key in keys:
         if key not in data:
             _fail(where, f"{key}: missing")
-    try:
-        _check_keys(data, ("format",) + keys + optional, "")
-    except ProblemError as e:
-        _fail(where, str(e))
+    _check_keys(data, ("format",) + keys + optional, f"{where}: " if where else "")
 
 
 def _parse_problem(data: Any, where: str = "") -> Problem:
-    def fail(msg):
-        _fail(where, msg)
+    fail = lambda msg: _fail(where, msg)
 
     version = data.get("format") if isinstance(data, dict) else None
     fmt = version if version in OLD_PROBLEM_FORMATS else PROBLEM_FORMAT
@@ -345,8 +347,7 @@ def _parse_tables(raw: Any) -> tuple[LatencyTable, ...]:
 
 
 def _parse_solution(data: Any, where: str = "") -> Solution:
-    def fail(msg):
-        _fail(where, msg)
+    fail = lambda msg: _fail(where, msg)
 
     _check_header(data, "solution", SOLUTION_FORMAT, ("problem", "solver", "return", "buffers"), where,
                   ("rules", "metadata"))
@@ -406,11 +407,6 @@ def check_problem(p: Problem) -> None:
     bad = np.flatnonzero(~np.isfinite(p.supply) | (p.supply < 0))
     if bad.size:
         raise ProblemError(f"supply[{bad[0]}]: must be finite and >= 0, got {p.supply[bad[0]]}")
-    with np.errstate(over="ignore"):
-        if not np.isfinite(np.sum(p.supply)):
-            raise ProblemError("supply: the total overflows a float64")
-        if not np.isfinite(np.sum(np.abs(p.benefit))):
-            raise ProblemError("buffers.benefit: the total overflows a float64")
     for name, arr in p.buffer_columns().items():
         if arr.shape != (N,):
             raise ProblemError(f"buffers.{name}: has {arr.shape[0]} entries, expected {N}")
@@ -437,6 +433,10 @@ def check_problem(p: Problem) -> None:
     first(~np.isfinite(p.demand) | (p.demand < 0), "demand",
           lambda i: f"must be finite and >= 0, got {p.demand[i]}")
     first(~np.isfinite(p.benefit), "benefit", lambda i: f"must be finite, got {p.benefit[i]}")
+    with np.errstate(over="ignore"):  # (after the entries: a NaN is named, not taken for an overflow)
+        for name, values in (("supply", p.supply), ("buffers.benefit", np.abs(p.benefit))):
+            if not np.isfinite(np.sum(values)):
+                raise ProblemError(f"{name}: the total overflows a float64")
     if p.live_out.dtype != np.bool_:
         raise ProblemError(f"buffers.live_out: expected booleans, got {p.live_out.dtype}")
 
