@@ -8,7 +8,7 @@ game's reward), latencies the simulated run time, both in the problem's time uni
 
   jaxmmap list                                   the benchmark suite
   jaxmmap solve suite:resnet18_infer@tpu_v4i-30 --solver heuristic -o sol.json
-  jaxmmap latency suite:resnet18_infer@tpu_v4i-30 sol.json
+  jaxmmap latency suite:resnet18_infer@tpu_v4i-30 sol.json     (a table; --json: the data)
 """
 
 # Each command imports what it runs when it runs (inside the `_command` functions), so that
@@ -108,6 +108,7 @@ def _play(args) -> int:
 
 def _solve(args) -> int:
     from jaxmmap.harness.speed import speed
+    from jaxmmap.harness.tables import solve_table
     from jaxmmap.solvers import check_options, parse_options, solve
     options = parse_options(args.option).get("", {})
     if args.solver in ("muzero", "muzero-prod"):
@@ -126,7 +127,8 @@ def _solve(args) -> int:
     out.update(speed(problem, result.solution, against=heuristic, budget_s=args.baseline_budget))
     out.update({"seconds": round(result.seconds, 3), "valid": True, "info": result.info,
                 "trace": [[round(t, 3), r] for t, r in result.trace], "solution": args.output})
-    print(json.dumps(out, indent=2))
+    print(json.dumps(out, indent=2) if args.json else solve_table(
+        out, buffers=problem.num_buffers, steps=problem.num_steps, seed=args.seed, budget_s=args.budget))
     return 0
 
 
@@ -237,24 +239,13 @@ def _checked_solutions(problem: Problem, paths: list[str], show_invalid: bool) -
 
 
 def _latency(args) -> int:
-    from jaxmmap.core.simulator import latency
-    from jaxmmap.harness.speed import BASELINE, baseline, speedup
+    from jaxmmap.harness.speed import latencies
+    from jaxmmap.harness.tables import latency_table
     problem = open_problem(args.problem)
     solutions = _checked_solutions(problem, args.solutions, args.show_invalid)
-    timelines = [latency(problem, s, allow_invalid=args.show_invalid) for s in solutions]
-    paths = list(args.solutions)
-    if args.baseline_budget > 0:
-        solutions.append(baseline(problem, solutions[0] if solutions else None, budget_s=args.baseline_budget))
-        timelines.append(latency(problem, solutions[-1]))
-        paths.append(BASELINE)
-    out = [{"solution": path, "solver": s.solver, "valid": t.valid, "return": s.ret, "latency": t.total,
-            "stall": t.stalled, "all_slow": t.all_slow,
-            "speedup_over_all_slow_percent": speedup(t.all_slow, t.total),
-            **({"speedup_over_heuristic_percent": speedup(timelines[-1].total, t.total)}
-               if args.baseline_budget > 0 else {})}
-           for path, s, t in zip(paths, solutions, timelines)]
-    print(json.dumps({"problem": problem.name, "time_unit": problem.metadata.get("time_unit", "problem units"),
-                      "results": out}, indent=2))
+    data, ran = latencies(problem, list(zip(args.solutions, solutions)), allow_invalid=args.show_invalid,
+                          budget_s=args.baseline_budget)
+    print(json.dumps(data, indent=2) if args.json else latency_table(data, ran_baseline=ran))
     return 0
 
 
@@ -304,7 +295,19 @@ def _seconds(text: str) -> float:
 def _baseline_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline-budget", type=_seconds, default=10.0, metavar="S",
                    help="seconds the heuristic may take where it is run as the baseline of the "
-                   "speed-ups (0: no speed-up over the heuristic)")
+                   "speed-ups (0: not run; speed-ups over it only against a heuristic solution given)")
+
+
+def _json_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="print every figure as JSON (for programs) instead of the short table")
+
+
+def _name(text: str) -> str:
+    """A file or folder name: not empty (`-o ""` would write nothing, or write elsewhere)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"give a name, not {text!r}")
+    return text
 
 
 def _rules_args(p: argparse.ArgumentParser) -> None:
@@ -367,7 +370,7 @@ def _solving_commands(sub) -> None:
     p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--games", type=int, default=1, help="games played in parallel (vmap)")
     p.add_argument("--no-backup", action="store_true", help="disable the Drop-backup")
-    p.add_argument("-o", "--output", help="solution file to write")
+    p.add_argument("-o", "--output", type=_name, help="solution file to write")
     _rules_args(p)
     p.set_defaults(run=_play)
 
@@ -378,11 +381,12 @@ def _solving_commands(sub) -> None:
     p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--option", action="append", default=[],
                    help="solver option KEY=VALUE (JSON value), repeatable; e.g. games=64")
-    p.add_argument("-o", "--output")
+    p.add_argument("-o", "--output", type=_name)
     p.add_argument("--no-place", action="store_true",
                    help="keep the game's own placement (by default the solutions of the solvers "
                    "that play the game are placed physically: jaxmmap.place)")
     _baseline_arg(p)
+    _json_arg(p)
     _rules_args(p)
     p.set_defaults(run=_solve)
 
@@ -397,12 +401,11 @@ def _solving_commands(sub) -> None:
     p.add_argument("--no-bound", action="store_true", help="skip the relaxation bound")
     p.add_argument("--option", action="append", default=[],
                    help="SOLVER.KEY=VALUE (JSON value), repeatable; e.g. muzero.games=64")
-    p.add_argument("-o", "--output", default="compare", help="directory to write")
+    p.add_argument("-o", "--output", type=_name, default="compare", help="directory to write")
     p.add_argument("--no-place", action="store_true",
                    help="keep the game's own placement of game solutions (see solve --no-place)")
     _rules_args(p)
     p.set_defaults(run=_compare)
-
 
 
 def _result_commands(sub) -> None:
@@ -419,8 +422,9 @@ def _result_commands(sub) -> None:
     p.add_argument("problem")
     p.add_argument("solutions", nargs="*")
     p.add_argument("--show-invalid", action="store_true",
-                   help="simulate solutions the validator rejects anyway (marked valid: false)")
+                   help="simulate solutions the validator rejects anyway (marked INVALID; valid: false)")
     _baseline_arg(p)
+    _json_arg(p)
     p.set_defaults(run=_latency)
 
     p = sub.add_parser("plot", help="draw the memory layouts of solutions side by side")
@@ -428,7 +432,7 @@ def _result_commands(sub) -> None:
     p.add_argument("solutions", nargs="+")
     p.add_argument("--labels", nargs="+", help="one per solution (default: their solvers)")
     p.add_argument("--highlight", default="auto", help="a tensor id, auto or none")
-    p.add_argument("-o", "--output", default="layout.png")
+    p.add_argument("-o", "--output", type=_name, default="layout.png")
     p.add_argument("--show-invalid", action="store_true",
                    help="draw solutions the validator rejects anyway (titled INVALID)")
     p.set_defaults(run=_plot)
@@ -436,13 +440,12 @@ def _result_commands(sub) -> None:
     p = sub.add_parser("report", help="latency tables and figures from comparison results and "
                        "training runs")
     p.add_argument("sources", nargs="+", help="folders: jaxmmap compare -o DIR, train.py --workdir DIR")
-    p.add_argument("-o", "--output", default="report.md")
+    p.add_argument("-o", "--output", type=_name, default="report.md")
     p.add_argument("--no-layouts", action="store_true", help="skip the layout pictures")
     p.add_argument("--show-invalid", action="store_true",
                    help="report solutions the validator rejects anyway (marked INVALID)")
     _baseline_arg(p)
     p.set_defaults(run=_report)
-
 
 
 def _problem_commands(sub) -> None:
@@ -458,7 +461,7 @@ def _problem_commands(sub) -> None:
                    help="fast memory as a fraction of the program's peak live bytes (e.g. 0.3): "
                    "the pressure of larger batches, where the preset's memory holds everything")
     p.add_argument("--name")
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", type=_name, required=True)
     p.set_defaults(run=_import)
 
     p = sub.add_parser("generate", help="write a random program as a problem file")
@@ -471,7 +474,7 @@ def _problem_commands(sub) -> None:
     p.add_argument("--supply", choices=("all_fast", "all_slow"), default="all_fast",
                    help="a step's copy supply: its time with its own buffers fast (default; copies "
                    "are never late) or all slow (the older generator's)")
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", type=_name, required=True)
     p.set_defaults(run=_generate)
 
 

@@ -78,7 +78,7 @@ def test_solve_writes_a_validated_solution(tmp_path, capsys):
     assert main(["generate", "--seed", "0", "--instructions", "5", "-o", str(problem)]) == 0
     out = tmp_path / "s.json"
     assert main(["solve", str(problem), "--solver", "exhaustive", "--budget", "20",
-                 "--columns", "32", "-o", str(out)]) == 0
+                 "--columns", "32", "-o", str(out), "--json"]) == 0
     printed = capsys.readouterr().out.split("\n", 1)[1]
     result = json.loads(printed)
     assert result["info"]["proven_optimal"] and result["trace"][-1][1] == result["return"]
@@ -88,7 +88,7 @@ def test_solve_writes_a_validated_solution(tmp_path, capsys):
     assert result["speedup_over_heuristic_percent"] >= -1e-9
     assert main(["validate", str(problem), str(out)]) == 0
     capsys.readouterr()
-    assert main(["latency", str(problem), str(out), "--baseline-budget", "0"]) == 0
+    assert main(["latency", str(problem), str(out), "--baseline-budget", "0", "--json"]) == 0
     timed = json.loads(capsys.readouterr().out)
     assert timed["time_unit"] == "microseconds" and len(timed["results"]) == 1
     assert "speedup_over_heuristic_percent" not in timed["results"][0]
@@ -229,3 +229,52 @@ def test_deferred_placement_from_the_command_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and "nocopy_offset" in err[0]
     assert not (tmp_path / "x.json").exists()
+
+
+def test_solve_and_latency_print_a_short_table_and_their_data_with_json(tmp_path, capsys):
+    """A few lines for people (return, latency, speed-ups in percent, solver, seconds, where the
+    solution went; numbers to 6 significant digits); `--json` the data for programs. `latency`
+    measures against a heuristic solution it is given instead of running the heuristic again."""
+    import re
+
+    from jaxmmap.core.simulator import latency, speedup
+
+    heuristic = tmp_path / "h.json"
+    assert main(["solve", "bundled:tiny", "--solver", "heuristic", "--budget", "5", "-o", str(heuristic)]) == 0
+    table = capsys.readouterr().out
+    lines = table.strip().splitlines()
+    solution = load_solution(heuristic)
+    assert 4 <= len(lines) <= 15 and lines[0].startswith("heuristic on tiny") and " s of a 5 s budget" in lines[0]
+    assert f"{solution.ret:.6g}" in table and f"{latency(bundled('tiny'), solution).total:.6g}" in table
+    assert "+0.00% over the heuristic" in table and f"{heuristic} (validated)" in table
+    assert not re.search(r"\d\.\d{7,}", table)  # no 16-digit floats
+    assert main(["solve", "bundled:tiny", "--solver", "heuristic", "--budget", "5", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["return"] == solution.ret and data["solution"] is None and "trace" in data
+
+    greedy = tmp_path / "g.json"
+    assert main(["play", "bundled:tiny", "--policy", "greedy", "-o", str(greedy)]) == 0
+    capsys.readouterr()
+    assert main(["latency", "bundled:tiny", str(greedy), str(heuristic), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert [r["solution"] for r in rows] == [str(greedy), str(heuristic)]  # no third, duplicate heuristic
+    assert rows[0]["speedup_over_heuristic_percent"] == pytest.approx(speedup(rows[1]["latency"], rows[0]["latency"]))
+    assert main(["latency", "bundled:tiny", str(greedy), str(heuristic)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 5 and "vs heuristic" in lines[1] and lines[3].startswith(str(heuristic))
+    assert lines[2].split()[-1] == f"{rows[0]['speedup_over_heuristic_percent']:+.2f}%"
+    assert main(["latency", "bundled:tiny", str(greedy)]) == 0  # no heuristic given: it is run
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 5 and lines[3].startswith("(heuristic, run now)") and lines[3].split()[-1] == "+0.00%"
+
+
+@pytest.mark.parametrize("argv", [["solve", "bundled:tiny", "-o", ""], ["play", "bundled:tiny", "-o", " "],
+                                  ["generate", "-o", ""], ["compare", "--instances", "bundled:tiny", "-o", ""]])
+def test_an_empty_output_name_is_one_error_line(argv, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2 and len(err) == 1
+    assert err[0].startswith(f"error: jaxmmap {argv[0]}: argument -o/--output: give a name")
+    assert not list(tmp_path.iterdir())  # nothing written

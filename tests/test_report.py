@@ -136,7 +136,7 @@ def test_plot_and_latency_commands(runs, tmp_path, capsys):
     assert main(["plot", "bundled:tiny", *solutions, "-o", str(out)]) == 0
     opened(out)
     capsys.readouterr()
-    assert main(["latency", "bundled:tiny", *solutions]) == 0
+    assert main(["latency", "bundled:tiny", *solutions, "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     rows = {r["solver"]: r for r in printed["results"]}
     written = result.solutions[("tiny", "random")]  # ("random", or "random+placed" where the placer's is higher)

@@ -9,27 +9,20 @@ Everything here simulates validated solutions only (`core.simulator.latency` ref
 
 from __future__ import annotations
 
-import math
-
 from jaxmmap.core.problem import Problem, Solution
 from jaxmmap.core.rules import Rules
-from jaxmmap.core.simulator import Timeline, latency
+from jaxmmap.core.simulator import Timeline, latency, speedup
 from jaxmmap.solvers.heuristic import heuristic
 
-__all__ = ["BASELINE", "BASELINE_BUDGET_S", "baseline", "speed", "speeds", "speedup"]
+__all__ = ["BASELINE", "BASELINE_BUDGET_S", "baseline", "latencies", "speed", "speeds", "speedup"]
+
+# `speedup` (percent, `core.simulator.speedup`) is re-exported here, beside the figures it makes.
 
 #: The solver every speed-up is measured against.
 BASELINE = "heuristic"
 #: Seconds the heuristic gets when it has to be run as the baseline (it usually needs far less:
 #: about 5 s at 24,000 buffers on a 2-core CPU); `--baseline-budget` on the command line.
 BASELINE_BUDGET_S = 10.0
-
-
-def speedup(baseline_latency: float, solution_latency: float) -> float:
-    """Percent: how much faster than the baseline (inf for a program that takes no time)."""
-    if solution_latency <= 0:
-        return math.inf if baseline_latency > 0 else 0.0
-    return 100.0 * (baseline_latency / solution_latency - 1.0)
 
 
 def baseline(problem: Problem, like: Solution | None = None, *, budget_s: float = BASELINE_BUDGET_S,
@@ -67,3 +60,28 @@ def speeds(problem: Problem, solutions: dict[str, Solution], *, budget_s: float 
     base = solutions.get(BASELINE) or baseline(problem, next(iter(solutions.values())), budget_s=budget_s)
     timeline = latency(problem, base)
     return {solver: speed(problem, solution, against=timeline) for solver, solution in solutions.items()}
+
+
+def latencies(problem: Problem, named: list[tuple[str, Solution]], *, allow_invalid: bool = False,
+              budget_s: float = BASELINE_BUDGET_S) -> tuple[dict, bool]:
+    """What `jaxmmap latency` reports (`--json`), and whether the heuristic was run for it.
+
+    A row per (name, solution): validity, return, simulated latency, stalls, all-slow latency and
+    the speed-ups in percent over all-slow memory and over the heuristic. The heuristic's figures
+    are those of the first valid heuristic solution among `named`, else of the heuristic run now
+    for at most `budget_s` under the first solution's rules (its row comes last, named `BASELINE`);
+    with neither (`budget_s <= 0`) no row has a speed-up over it. `allow_invalid`: simulate
+    solutions the validator rejects (marked `valid: false`) instead of refusing them."""
+    named = list(named)
+    timelines = [latency(problem, s, allow_invalid=allow_invalid) for _, s in named]
+    base = next((t for (_, s), t in zip(named, timelines) if s.solver == BASELINE and t.valid), None)
+    ran = budget_s > 0 and base is None
+    if ran:
+        named.append((BASELINE, baseline(problem, named[0][1] if named else None, budget_s=budget_s)))
+        timelines.append(base := latency(problem, named[-1][1]))
+    rows = [{"solution": name, "solver": s.solver, "valid": t.valid, "return": s.ret, "latency": t.total,
+             "stall": t.stalled, "all_slow": t.all_slow, "speedup_over_all_slow_percent": t.speedup,
+             **({"speedup_over_heuristic_percent": speedup(base.total, t.total)} if base is not None else {})}
+            for (name, s), t in zip(named, timelines)]
+    return {"problem": problem.name, "time_unit": problem.metadata.get("time_unit", "problem units"),
+            "results": rows}, ran
