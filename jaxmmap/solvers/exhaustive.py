@@ -25,6 +25,7 @@ from jaxmmap.core.problem import DROP, Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env.reference import ReferenceGame
 from jaxmmap.solvers.base import Anytime, Refused, Result
+from jaxmmap.solvers.spec import Option, declare
 
 MAX_BUFFERS = 24
 
@@ -85,3 +86,9 @@ def exhaustive(problem: Problem, budget_s: float, seed: int, *, rules: Rules = R
 
     search()
     return clock.result(nodes=nodes, proven_optimal=complete)
+
+
+declare(exhaustive, {
+    "bound": Option(bool, doc="prune by the bound (False: brute force)"),
+    "max_buffers": Option(int, "[1, inf)", "refuse problems with more buffers"),
+})

@@ -39,6 +39,7 @@ from jaxmmap.core.problem import DROP, NOCOPY, Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.solvers.base import Anytime, Result
 from jaxmmap.solvers.heuristic import plan
+from jaxmmap.solvers.spec import declare
 
 
 def pinning(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()) -> Result:
@@ -55,3 +56,6 @@ def pinning(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rule
     if not rules.output_nocopy:
         info["note"] = "Rules(output_nocopy=False): no output may be pinned, so every buffer is dropped"
     return clock.result(**info)
+
+
+declare(pinning, {})

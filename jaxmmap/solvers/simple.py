@@ -19,6 +19,7 @@ from jaxmmap.core.rules import Rules
 from jaxmmap.env.instance import make_instance
 from jaxmmap.env.rollout import games_within, greedy_policy, nth_game, random_policy, start, to_solution, won_returns
 from jaxmmap.solvers.base import Anytime, Result, play_on_the_clock
+from jaxmmap.solvers.spec import Option, declare
 
 
 def random_search(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
@@ -53,4 +54,5 @@ def greedy(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     return clock.result(games=1, finished=finished)
 
 
-random_search.positive = ("batch",)  # (`solvers.check_options`)
+declare(random_search, {"batch": Option(int, "[1, inf)", "games played at once (fewer on large programs: memory)")})
+declare(greedy, {})

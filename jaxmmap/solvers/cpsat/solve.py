@@ -31,12 +31,13 @@ from ortools.sat.python import cp_model
 from jaxmmap.core.files import UserError
 from jaxmmap.core.problem import Problem, Solution
 from jaxmmap.core.rules import Rules
-from jaxmmap.core.validator import check_solution, recomputed_return
+from jaxmmap.core.validator import validate
 from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.solvers.cpsat._shared import all_drop
 from jaxmmap.solvers.cpsat.bound import upper_bound
 from jaxmmap.solvers.cpsat.model import _Model
 from jaxmmap.solvers.simple import greedy
+from jaxmmap.solvers.spec import Option, declare
 
 __all__ = ["MAX_BUFFERS", "cpsat"]
 
@@ -80,11 +81,9 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
     allow_move = rules.nocopy_offset == "lowest"
 
     def offer(sol: Solution) -> None:
-        # (the return is the validator's: the model's objective is in its own units)
-        sol = dataclasses.replace(sol, solver="cpsat", ret=recomputed_return(problem, sol.action))
-        report = check_solution(problem, sol, allow_invalid=True, allow_nocopy_move=allow_move)
-        if report.ok:
-            clock.offer(sol)
+        report = validate(problem, sol, allow_nocopy_move=allow_move)
+        if report.rules() <= {"return"}:  # the return is recomputed here
+            clock.offer(dataclasses.replace(sol, solver="cpsat", ret=report.recomputed_return))
         else:  # never expected: kept for the report rather than returned
             info.setdefault("invalid_solutions", []).append(str(report))
 
@@ -155,3 +154,14 @@ def _search(model: _Model, seconds: float, offer, *, workers: int, seed: int, lo
     # Scaled coefficients were rounded up, so the scaled optimum bounds the real one; one unit
     # more covers the round-off of the real return's float sum.
     return status, (solver.best_objective_bound + 1.0) / model.obj_scale if found else math.inf
+
+
+declare(cpsat, {
+    "workers": Option(int, "[1, inf)", "CP-SAT search workers (threads)"),
+    "max_buffers": Option(int, "[1, inf)", "refuse problems with more buffers (null: no limit)", null=True),
+    "hint": Option(Solution, doc="a solution to start from: greedy plays the greedy game first", choices=("greedy",),
+                   null=True),
+    "decisions": Option(Solution, doc="the fixed-decisions mode: the uses this solution serves stay served",
+                        null=True),
+    "log": Option(bool, doc="print CP-SAT's search log"),
+})

@@ -72,6 +72,7 @@ from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, m
 from jaxmmap.solvers.evolution import breeding, policy, sac
 from jaxmmap.solvers.evolution.recorded import BOLTZMANN, NEURAL_ARGMAX, NEURAL_SAMPLE, Games, recorded_rollout
 from jaxmmap.solvers.heuristic import plan_start
+from jaxmmap.solvers.spec import FROM_HEURISTIC, MAX_GENERATIONS, PADDING, Option, declare
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,6 +137,8 @@ class Config:
         if self.games * self.record > self.capacity:  # one generation's writes must not collide
             raise ValueError(f"the replay ({self.capacity}) must hold one generation's "
                              f"transitions ({self.games} games x {self.record})")
+        if not self.temperature[0] <= self.temperature[1]:
+            raise ValueError(f"temperature is a range (low, high), got {self.temperature}")
 
     @property
     def games(self) -> int:
@@ -401,7 +404,7 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     learner's mean critic and actor losses.
     """
     clock = Anytime(budget_s)
-    cfg = Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
+    cfg = _config(options)
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
     plan = None
@@ -444,7 +447,47 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
                         from_heuristic=from_heuristic, **figures)
 
 
-egrl.config_fields = tuple(f.name for f in dataclasses.fields(Config))  # the options `solve` accepts
-egrl.choices = {"from_heuristic": (None, True, False)}
-egrl.positive = ("neural", "boltzmann", "tournament", "record", "capacity", "batch", "max_generations",
-                 "migrate_every", "actor_lr", "critic_lr", "neural_sigma", "boltzmann_sigma")
+def _config(options: dict) -> Config:
+    """`Config` of the options (from the command line: lists as tuples)."""
+    return Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
+
+
+def _check_config(options: dict) -> None:
+    """`Config`'s own checks (slots, the replay's size, the temperatures' order) on its fields among `options`."""
+    _config({k: v for k, v in options.items() if k in _FIELDS})
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(Config))
+_SHARE, _RATE = "[0, 1]", "(0, inf)"
+declare(egrl, {
+    "from_heuristic": FROM_HEURISTIC,
+    "max_generations": MAX_GENERATIONS,
+    "padding": PADDING,
+    # `Config`'s fields
+    "neural": Option(int, "[2, inf)", "population slots of neural policies"),
+    "boltzmann": Option(int, "[2, inf)", "population slots of Boltzmann chromosomes"),
+    "learner_games": Option(int, "[0, inf)", "games the learner's actor plays per generation"),
+    "elite_frac": Option(float, "(0, 1]", "share of each kind kept unchanged (one at least)"),
+    "tournament": Option(int, "[1, inf)", "tournament size of the selection"),
+    "crossover_prob": Option(float, _SHARE, "chance of a crossover, per child"),
+    "mutation_prob": Option(float, _SHARE, "chance of a mutation, per child"),
+    "mix_prob": Option(float, _SHARE, "chance that a Boltzmann child's crossover partner is a neural elite"),
+    "neural_sigma": Option(float, _RATE, "standard deviation of a neural child's mutation"),
+    "mutation_frac": Option(float, _SHARE, "share of the weights (or of the buffers' logits) a mutation changes"),
+    "boltzmann_sigma": Option(float, _RATE, "standard deviation of a chromosome's mutation"),
+    "encode_logit": Option(float, "[0, inf)", "prior logit of an encoded action"),
+    "temperature": Option(float, _RATE, "(low, high) of the chromosomes' initial temperatures", length=2),
+    "hidden": Option(int, "[0, inf)", "MLP width of the neural policies (0: linear)"),
+    "critic_hidden": Option(int, "[1, inf)", "width of the critics' two hidden layers"),
+    "record": Option(int, "[1, inf)", "transitions of each game written to the replay"),
+    "capacity": Option(int, "[1, inf)", "replay size (one generation's transitions at least)"),
+    "updates": Option(int, "[0, inf)", "learner gradient steps per generation"),
+    "batch": Option(int, "[1, inf)", "the learner's minibatch size"),
+    "gamma": Option(float, _SHARE, "discount"),
+    "alpha": Option(float, "[0, inf)", "entropy weight"),
+    "tau": Option(float, _SHARE, "target-network averaging"),
+    "actor_lr": Option(float, _RATE, "Adam learning rate of the actor"),
+    "critic_lr": Option(float, _RATE, "Adam learning rate of the critics"),
+    "warmup": Option(int, "[0, inf)", "critic updates before the actor is trained"),
+    "migrate_every": Option(int, "[1, inf)", "generations between migrations of the learner into the population"),
+}, check=_check_config)

@@ -57,6 +57,7 @@ from jaxmmap.env.rollout import nth_game, rollouts, start, to_solution, won_retu
 from jaxmmap.solvers.base import Anytime, CountedJit, Result, play_on_the_clock, strong_types
 from jaxmmap.solvers.evolution import policy
 from jaxmmap.solvers.heuristic import plan_start
+from jaxmmap.solvers.spec import FROM_HEURISTIC, MAX_GENERATIONS, PADDING, Option, declare
 
 
 @struct.dataclass
@@ -261,13 +262,22 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
                         population=population, sigma=sigma, lr=lr, hidden=hidden, from_heuristic=from_heuristic)
 
 
-es.positive = ("population", "sigma", "lr", "max_generations")  # (`solvers.check_options`)
-es.choices = {"from_heuristic": (None, True, False)}
-
-
-def _check_options(options: dict) -> None:
+def _even_population(options: dict) -> None:
     if options.get("population", 2) % 2:  # (mirrored sampling: pairs)
         raise ValueError(f"population must be even (mirrored pairs); got {options['population']}")
 
 
-es.check_options = _check_options
+declare(es, {
+    "population": Option(int, "[2, inf)", "games per generation besides the mean's (even: mirrored pairs)"),
+    "sigma": Option(float, "(0, inf)", "standard deviation of the parameter perturbations"),
+    "lr": Option(float, "(0, inf)", "Adam learning rate of the mean"),
+    "hidden": Option(int, "[0, inf)", "MLP width of the policy (0: linear)"),
+    "patience": Option(int, "[0, inf)", "generations without a better game before the mean restarts at the best"
+                       " (0: never)"),
+    "greedy_start": Option(bool, doc="start the mean at the greedy policy (else at zero weights plus init_noise)"),
+    "init_noise": Option(float, "[0, inf)", "standard deviation of the noise on the start's linear weights"),
+    "from_heuristic": FROM_HEURISTIC,
+    "plan_weight": Option(float, "[0, inf)", "the start's weight of the plan (with from_heuristic)"),
+    "max_generations": MAX_GENERATIONS,
+    "padding": PADDING,
+}, check=_even_population)

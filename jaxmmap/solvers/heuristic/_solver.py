@@ -18,6 +18,7 @@ from jaxmmap.env.rollout import Policy, rollout, to_solution
 from jaxmmap.solvers.base import Anytime, Result
 from jaxmmap.solvers.heuristic._moves import MOVES, improve
 from jaxmmap.solvers.heuristic._plan import MAX_OVERLAP, MIN_OVERLAP, PIN_MODES, PREFERRED_OVERLAP, benefit_estimate, plan
+from jaxmmap.solvers.spec import Option, declare
 
 __all__ = ["PLANS", "PLAN_SHARE", "heuristic", "plan_policy", "plan_start", "play_plan"]
 
@@ -144,5 +145,12 @@ def _replay_game(instance, planned):
     return rollout(instance, jax.random.key(0), plan_policy(planned), backup=True)
 
 
-# The values `solvers.check_options` accepts for the options that are names.
-heuristic.choices = {"mode": ("plan", "game", "best"), "pins": (None, *PIN_MODES)}
+declare(heuristic, {
+    "mode": Option(str, doc="plan: its own placement; game: the best plan's decisions replayed in the game; best: the"
+                   " better of the two", choices=("plan", "game", "best")),
+    "pins": Option(str, doc="one plan's pin mode (null: each of PLANS in turn)", choices=PIN_MODES, null=True),
+    "preferred_overlap": Option(float, "[0, inf)", "a prefetch's preferred overlap, in copy times"),
+    "min_overlap": Option(float, "[0, inf)", "a prefetch's least overlap, in copy times"),
+    "max_overlap": Option(float, "[0, inf)", "a prefetch's most overlap, and the longest gap a kept buffer spans"),
+    "moves": Option(int, "[0, inf)", "the most local moves after the plans (0: none)"),
+})
