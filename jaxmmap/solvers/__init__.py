@@ -18,9 +18,9 @@ The package's face; its parts: `_registry` (the solvers by name, loaded on first
 
 from jaxmmap.solvers._options import check_options, describe_options, parse_options, solver_options
 from jaxmmap.solvers._registry import PLACED, SOLVERS
-from jaxmmap.solvers._solve import InvalidSolution, solve
+from jaxmmap.solvers._solve import solve
 from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.solvers.placer import PLACE_SHARE
 
-__all__ = ["PLACED", "PLACE_SHARE", "SOLVERS", "Anytime", "InvalidSolution", "Refused", "Result", "check_options",
+__all__ = ["PLACED", "PLACE_SHARE", "SOLVERS", "Anytime", "Refused", "Result", "check_options",
            "describe_options", "parse_options", "solve", "solver_options"]

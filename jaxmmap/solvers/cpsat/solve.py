@@ -31,7 +31,7 @@ from ortools.sat.python import cp_model
 from jaxmmap.core.files import UserError
 from jaxmmap.core.problem import Problem, Solution
 from jaxmmap.core.rules import Rules
-from jaxmmap.core.validator import validate
+from jaxmmap.core.validator import check_solution, recomputed_return
 from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.solvers.cpsat._shared import all_drop
 from jaxmmap.solvers.cpsat.bound import upper_bound
@@ -81,9 +81,11 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
     allow_move = rules.nocopy_offset == "lowest"
 
     def offer(sol: Solution) -> None:
-        report = validate(problem, sol, allow_nocopy_move=allow_move)
-        if report.rules() <= {"return"}:  # the return is recomputed here
-            clock.offer(dataclasses.replace(sol, solver="cpsat", ret=report.recomputed_return))
+        # (the return is the validator's: the model's objective is in its own units)
+        sol = dataclasses.replace(sol, solver="cpsat", ret=recomputed_return(problem, sol.action))
+        report = check_solution(problem, sol, allow_invalid=True, allow_nocopy_move=allow_move)
+        if report.ok:
+            clock.offer(sol)
         else:  # never expected: kept for the report rather than returned
             info.setdefault("invalid_solutions", []).append(str(report))
 
