@@ -126,11 +126,13 @@ def _train():
         if agent_speed is not None:
             line += f" ({_faster(agent_speed)})"
         if heuristic is not None:
-            line += f"; heuristic {heuristic.ret:.6g}; prod {max(best.ret, heuristic.ret):.6g}"
-        print(f"{line}; {info.get('iterations', 0)} iterations, {info.get('episodes', 0)} games in"
-              f" {result.seconds:.0f} s")
-        print(f"written: {best.solver} return {best.ret:.6g}, simulated latency {written['latency']:.6g}"
-              f" {written['time_unit']} ({_faster(written)}) -> {solution_path}")
+            line += f"; heuristic {heuristic.ret:.6g}"
+        (it0, games0), total = info.get("resumed") or (0, 0), info.get("iterations") or 0
+        print(f"{line}; this run: {total - it0:,} iterations, {(info.get('episodes') or 0) - games0:,} games in"
+              f" {result.seconds:.0f} s" + (f" (resumed at iteration {it0:,}; {total:,} in all)" if it0 else ""))
+        which = "agent's and heuristic's" if heuristic is not None else "agent's"
+        print(f"written: {best.solver} return {best.ret:.6g} (the best of the {which} solutions so far, placed),"
+              f" simulated latency {written['latency']:.6g} {written['time_unit']} ({_faster(written)}) -> {solution_path}")
 
 
 def _faster(row: dict) -> str:

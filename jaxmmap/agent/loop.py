@@ -70,6 +70,7 @@ class Outcome:
     state: the final `TrainState` (on the devices).
     seconds: wall-clock seconds of this call, compilation included.
     trace: (seconds, best return) at each improvement of this call.
+    resumed: (iteration, games finished) where this call began: (0, 0) unless it resumed a run.
     """
 
     solution: Solution | None
@@ -77,6 +78,7 @@ class Outcome:
     state: train.TrainState
     seconds: float
     trace: list[tuple[float, float]]
+    resumed: tuple[int, int] = (0, 0)
 
 
 def summarize_metrics(metrics: dict) -> dict:
@@ -325,7 +327,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
         improvements = os.path.join(workdir, "improvements.jsonl")
         best = _kept_improvements(improvements, iteration)
     episodes = sum(r["finished"] for r in logs.rows)
-    moves = 0
+    moves, resumed = 0, (iteration, episodes)
     try:
         while ((max_iterations is None or iteration < max_iterations) and not clock.out_of_time()
                and (stop_at is None or best_return < stop_at)):
@@ -353,9 +355,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
             if manager is not None and chunks % checkpoint_every == 0:
                 _save(manager, workdir, iteration, state)
             if bar is not None:  # the bar follows whichever ends the run first: budget or iterations
-                bar.update(round(100 * _progress(clock, iteration, max_iterations), 1) - bar.n)
-                bar.set_postfix_str(f"it={iteration:,} ret={_metric(row['mean_return'], 4)} "
-                                    f"best={_metric(best_return, 4)} loss={_metric(row['loss'], 3)}", refresh=False)
+                _show(bar, _progress(clock, iteration, max_iterations), row, best_return, logs.rows)
         if manager is not None and chunks % checkpoint_every:
             _save(manager, workdir, iteration, state)
     finally:
@@ -367,7 +367,7 @@ def fit(problem: Problem, config: AgentConfig = AgentConfig(), *, rules: Rules =
             manager.close()
         lock.close()
     return Outcome(solution=best, history=logs.rows, state=state, seconds=clock.elapsed(),
-                   trace=list(clock.trace))
+                   trace=list(clock.trace), resumed=resumed)
 
 
 def _progress(clock: Clock, iteration: int, horizon: int | None) -> float:
@@ -392,6 +392,19 @@ def _bar(iteration: int, workdir: str | None, config: AgentConfig) -> tqdm:
     return tqdm(total=100, unit="%", dynamic_ncols=tty, ncols=None if tty else 100,
                 mininterval=0.1 if tty else 15.0, file=sys.stderr,
                 bar_format="{l_bar}{bar}| {elapsed}<{remaining} {postfix}")
+
+
+def _show(bar: tqdm, progress: float, row: dict, best_return: float, rows: list[dict]) -> None:
+    """The bar at `progress` (of 1) with the chunk's mean return, the best so far and the last
+    loss known (a chunk without a learner step has none: the one before stays on the bar)."""
+    loss = next((r["loss"] for r in reversed(rows) if _known(r.get("loss"))), None)
+    bar.update(round(100 * progress, 1) - bar.n)
+    bar.set_postfix_str(f"it={row['iteration']:,} ret={_metric(row['mean_return'], 4)} "
+                        f"best={_metric(best_return, 4)} loss={_metric(loss, 3)}", refresh=False)
+
+
+def _known(x) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
 
 
 def _metric(x: float, digits: int) -> str:

@@ -138,7 +138,7 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
             f"the agent ({mode} mode) finished no game of {problem.name} within {budget_s:g} s"
             f" ({time.perf_counter() - began:.0f} s used, compilation included); raise the budget")
     last = outcome.history[-1] if outcome.history else {"iteration": 0, "episodes": 0}  # (no chunk ended)
-    info = {"iterations": last["iteration"], "episodes": last["episodes"], "mode": mode,
+    info = {"iterations": last["iteration"], "episodes": last["episodes"], "resumed": list(outcome.resumed), "mode": mode,
             "start": None if first is None else first.solution.solver, "game": float(solution.ret)}
     if place_share > 0:
         solution, rounds = _placed_rounds(problem, rules, seed, solution, trace, began, budget_s, guide=wish)
@@ -264,7 +264,7 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     info = {"heuristic": None if base is None else base.solution.ret,
             "agent": None if agent is None else agent.solution.ret,
             "agent_placed": None if agent is None else origin[1], "improved": origin[0],
-            **({} if agent is None else {k: agent.info[k] for k in ("iterations", "episodes", "mode")})}
+            **({} if agent is None else {k: agent.info[k] for k in ("iterations", "episodes", "resumed", "mode")})}
     return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start, info=info)
 
 
