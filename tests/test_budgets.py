@@ -3,6 +3,8 @@ a game the budget cuts ended Drop-first into a valid solution (issue 26)."""
 
 from __future__ import annotations
 
+import threading
+import time
 import types
 
 import jax
@@ -10,11 +12,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmmap import Rules, generate, make_instance, validate
+from jaxmmap import Rules, bundled, generate, make_instance, validate
 from jaxmmap.core.clock import Clock, without_grace
 from jaxmmap.env import rollout
 from jaxmmap.env.rollout import advance, drop_first_policy, greedy_policy, rollouts, start
-from jaxmmap.solvers import base
+from jaxmmap.solvers import SOLVERS, _registry, _solve, base, solve
+from jaxmmap.solvers.base import Anytime, Refused
 from jaxmmap.solvers.simple import greedy, random_search
 
 RULES = Rules(columns=64)
@@ -226,3 +229,40 @@ def test_a_clock_that_saw_no_solution_raises_no_game_error():
     command line, and `muzero-prod` keeps the heuristic's solution), not a bare RuntimeError."""
     with pytest.raises(base.NoGameError, match="no feasible solution within its budget"):
         base.Anytime(1.0).result()
+
+
+def test_a_placed_solver_that_overruns_its_budget_is_left_behind_with_the_placement_of_no_decisions(monkeypatch):
+    """A compile cannot be cut: a solver still running at `OVERRUN` times its budget plus
+    `OVERRUN_S` is told to stop (its clocks see no time left) and `solve` returns the placement of
+    no decisions, within the budget's promise; the solver ends at its next look at the clock."""
+    ended = threading.Event()
+
+    def stuck(problem, budget_s, seed, *, rules):  # a compile that outlasts the budget, then a search
+        time.sleep(6.0)  # (past 1.05 x 2 s + 3 s)
+        clock = Anytime(budget_s)
+        assert clock.out_of_time() and clock.stopped()
+        ended.set()
+        raise RuntimeError("dropped: the caller has gone on")
+
+    monkeypatch.setitem(SOLVERS, "stuck", stuck)
+    monkeypatch.setattr(_solve, "PLACED", _registry.PLACED | {"stuck"})
+    monkeypatch.setattr(_solve, "check_options", lambda *a: None)
+    problem = bundled("tiny")
+    began = time.perf_counter()
+    result = solve(problem, "stuck", budget_s=2.0)
+    seconds = time.perf_counter() - began
+    assert _solve.OVERRUN * 2.0 + _solve.OVERRUN_S <= seconds < 1.1 * 2.0 + 10
+    assert result.solution.solver == "stuck+placed" and result.info["placed_start"] == "nothing"
+    assert "overran" in result.info and validate(problem, result.solution).ok
+    assert ended.wait(10)  # (and its error was dropped)
+
+
+def test_a_placed_solver_within_its_time_runs_as_before_and_its_mistakes_reach_the_caller(monkeypatch):
+    def failing(problem, budget_s, seed, *, rules):
+        raise Refused("not made for this instance")
+
+    monkeypatch.setitem(SOLVERS, "failing", failing)
+    monkeypatch.setattr(_solve, "PLACED", _registry.PLACED | {"failing"})
+    monkeypatch.setattr(_solve, "check_options", lambda *a: None)
+    with pytest.raises(Refused, match="not made"):
+        solve(bundled("tiny"), "failing", budget_s=2.0)

@@ -7,15 +7,21 @@ import contextlib
 import dataclasses
 import time
 
-from jaxmmap.core.clock import without_grace
+from jaxmmap.core.clock import Overran, within, without_grace
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
-from jaxmmap.core.validator import check_solution
+from jaxmmap.core.validator import check_solution, relabelled
 from jaxmmap.solvers._options import check_options
 from jaxmmap.solvers._registry import PLACED, SOLVERS
 from jaxmmap.solvers.base import Result
 from jaxmmap.solvers.placer import FRESH, PLACE_RESERVE_S, PLACE_SHARE, RESTARTS, place_nothing
 from jaxmmap.solvers.placer import place as place_solution
+
+#: A placed solver still running at `OVERRUN` times its budget plus `OVERRUN_S` seconds (a compile
+#: cannot be cut, and one can take longer than the budget on a busy machine) is left behind, and
+#: `solve` returns the placement of no decisions: the budget's promise, 1.1x plus 10 s, holds with
+#: the time to check and write it.
+OVERRUN, OVERRUN_S = 1.05, 3.0
 
 
 def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 0,
@@ -47,7 +53,14 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     own = max(budget_s - reserve - (time.perf_counter() - start), 1e-3)
     with without_grace() if nothing is not None else contextlib.nullcontext():  # (that placement is
         # the first solution the grace of the games is for)
-        result = SOLVERS[solver](problem, own, seed, rules=rules, **options)
+        run = lambda: SOLVERS[solver](problem, own, seed, rules=rules, **options)  # noqa: E731
+        if nothing is None:
+            result = run()
+        else:  # the placement of no decisions is written where the solver overruns its budget
+            try:
+                result = within(run, OVERRUN * budget_s + OVERRUN_S - (time.perf_counter() - start))
+            except Overran:
+                return _overran(solver, nothing, start, budget_s)
     check_solution(problem, result.solution, what=f"the {solver} solver's solution (a bug in that solver)",
                    allow_nocopy_move=rules.nocopy_offset == "lowest")
     if not place:
@@ -70,3 +83,14 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
         info["placed_start"] = "game"
     return dataclasses.replace(result, solution=placed, trace=trace, seconds=seconds, info=info,
                                raw=result.solution)
+
+
+def _overran(solver: str, nothing, start: float, budget_s: float) -> Result:
+    """The result of a solver that overran its budget (`OVERRUN`): the placement of no decisions
+    (checked already), named as the solver's placed solution."""
+    seconds = time.perf_counter() - start
+    solution = relabelled(nothing, solver=f"{solver}+placed", metadata={**nothing.metadata, "start": "nothing"})
+    info = {"overran": f"the {solver} solver did not end within {OVERRUN:g}x its budget of {budget_s:g} s plus"
+                       f" {OVERRUN_S:g} s (a compile cannot be cut): the placement of no decisions is written",
+            "placed_start": "nothing"}
+    return Result(solution=solution, trace=((seconds, float(solution.ret)),), seconds=seconds, info=info)

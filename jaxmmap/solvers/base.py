@@ -160,6 +160,6 @@ def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params
         (states, keys), lambda carry: carry[0].done,
         tail=(lambda carry, rate, first: moves_left(carry[0], rate, first)) if finish else None,
         deadline_s=deadline_s)
-    if whole or not finish:
+    if whole or not finish or clock.stopped():  # (stopped: its result is dropped, `clock.within`)
         return states, whole
     return finish_furthest(states, keys, policy, params), False
