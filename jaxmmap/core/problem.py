@@ -30,16 +30,12 @@ MAX_BYTES = 2 ** 62  # sizes and memory_size stay far from int64 overflow
 MAX_BUFFERS = 1_000_000
 MAX_FILE_BYTES = 256 * 2 ** 20  # JSON read from a file, unpacked (a 1,000,000-buffer problem: about 90 MiB)
 MAX_STEPS = 1_000_000
-#: The finest grid of the game's rules: a board row of 65,536 columns is 8 KiB, already 8 GiB for
-#: the grid of a 1,000,000-step program; finer grids only cost memory (`rules.auto_columns` stops
-#: at 4,096).
-MAX_COLUMNS = 65_536
+MAX_COLUMNS = 65_536  # the finest grid (`Rules.columns`): a row of 8 KiB, 8 GiB of grid at 1,000,000 steps
 
 ACTION_NAMES = ("copy", "nocopy", "drop")
 COPY, NOCOPY, DROP = 0, 1, 2
 
-_BUFFER_FIELDS = {
-    # name: (dtype, kind) where kind says how to parse one entry
+_BUFFER_FIELDS = {  # name: (dtype, how one entry is parsed)
     "size": (np.int64, "int"),
     "is_output": (np.bool_, "bool"),
     "target_time": (np.int64, "int"),
