@@ -82,14 +82,11 @@ def together(buffers: int) -> bool:
     traced now, run as a plain `vmap` (every game's body at once) rather than one game at a
     time: as `restores_together` says, else on an accelerator, below `TOGETHER_BELOW` buffers.
     On a GPU one game at a time is a loop over the batch's restoring games, a few kernel
-    launches and host round trips each: batched random play at 315 buffers, batch 1,024, ran
-    71,032 moves/s that way and 222,418 together (one H100, 2026-11-27,
-    `benchmarks/env_throughput.py`). Together, a restore's replay runs while any game of the
-    batch replays and selects every game's board on each replayed move: on a 3,140-buffer
-    program, whose restores replay up to a checkpoint's spacing, that was the slower (22,396
-    moves/s at batch 1,024 together; 58,391 at batch 256 one at a time). On the CPU, where the
-    games of a batch run one after another anyway, together is the slower at every size (315
-    buffers, batch 64: 463,474 against 90,905 moves/s)."""
+    launches and host round trips each, the slower on small programs; together, a restore's
+    replay runs while any game replays and selects every game's board on each replayed move, the
+    slower on large ones. On the CPU, where a batch's games run one after another anyway,
+    together is the slower at every size (`benchmarks/env_throughput.py`; docs/decisions.md,
+    "Restores as a plain `vmap`")."""
     if _TOGETHER[-1] is not None:
         return _TOGETHER[-1]
     return jax.default_backend() != "cpu" and buffers < TOGETHER_BELOW
@@ -99,10 +96,9 @@ def together(buffers: int) -> bool:
 def restores_together(on: bool = True):
     """While a batched game is traced under it, its restores and checkpoints run as a plain
     `vmap` (or, with `on=False`, one game at a time), whatever the backend: for batches whose
-    games restore together (an expert generation's games share their prefix: one at a time,
-    its generation at 24,235 buffers on the CPU no longer ended within 84 s; together, within
-    120 s). A trace-time switch: a jitted function that uses it enters it in its own body, so
-    that every trace of it sees it."""
+    games restore together (an expert generation's games share their prefix, and one at a time
+    its generation on a large program is much slower; docs/decisions.md). A trace-time switch: a
+    jitted function that uses it enters it in its own body, so that every trace of it sees it."""
     _TOGETHER.append(bool(on))
     try:
         yield

@@ -2,10 +2,9 @@
 
 A single game is a loop of a few hundred tiny kernels a move. XLA's CPU runtime hands kernels
 that could run side by side to its thread pool, and on a small CPU the hand-offs between cores
-cost more than the kernels: one greedy game of 18,012 buffers played 869,548 moves in 42.4 s with
-the pool of a 2-core CPU, and in 28.9 s with a pool of one thread, using half the CPU
-(`benchmarks/greedy_game.py --pool one` and `--pool all`). A batch of games gains from the pool (batch 256
-at 16,560 buffers: 158,547 moves/s against 98,246 with one thread), and so does compilation, so
+cost more than the kernels: a greedy game runs about 1.5x faster with a pool of one thread, using
+half the CPU (`benchmarks/greedy_game.py --pool one` and `--pool all`; docs/decisions.md). A batch of
+games gains from the pool (`benchmarks/env_throughput.py`), and so does compilation, so
 this is for commands that play one game: `jaxmmap play --games 1`, and the solvers that play one
 game (greedy, pinning, heuristic).
 

@@ -72,8 +72,7 @@ def block_rows(num_steps: int) -> int:
     """R: the power of two with the cheapest move, B = ceil(T / R) summaries and tags + 2R rows
     (a move writes its two end blocks and may tag the blocks between; a save copies the tags
     and summaries). Not a divisor of T: T = 17,000 = 8 x 2,125 would give 2,125 blocks of 8
-    rows, and a move would pass over 2 MB of tags and summaries (16 of a greedy game's 43 us a
-    move at 50,995 buffers)."""
+    rows, and a move would pass over 2 MB of tags and summaries, a third of its time."""
     sizes = [2 ** k for k in range(max(1, num_steps).bit_length())]
     return min(sizes, key=lambda r: (-(-num_steps // r) + 2 * r, r))
 
@@ -178,8 +177,8 @@ def used(grid: Grid, start, end) -> jax.Array:
 def _used_runs(grid: Grid, start, end) -> jax.Array:
     """`used` in nine short reads: in each end block, the S rows around each end of its part of
     the span and the U sub summaries (those of the whole subs between); between the end blocks,
-    the G summaries around each end and the supers (those of the whole groups between). A greedy
-    game of 50,995 buffers: 133.3 to 121.9 s."""
+    the G summaries around each end and the supers (those of the whole groups between): no loop
+    and no gathers, for a game alone (`benchmarks/greedy_game.py`)."""
     _, b, r = _shape(grid)
     lo, hi, empty, first, last = _span(grid, start, end)
     q, s, g = _region(grid), grid.sub, grid.group
@@ -323,8 +322,8 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
     """`fill` of one game on a wide grid: the two end blocks' rows, tags and summaries are
     written only in the words the mask covers, WINDOW words at a time (one window mostly), and a
     first write to a block since the save copies its rows to the other plane first (rare: a
-    greedy game of 50,995 buffers saved 9 times in 200,000 moves). 12.7 to about 4 us a fill at
-    4,096 columns; a move of that game 42 to 30 us."""
+    greedy game of 50,000 buffers saves a few times in 200,000 moves). About 3x faster than
+    passing over the end blocks whole at 4,096 columns (`benchmarks/greedy_game.py`)."""
     _, b, r = _shape(grid)
     q = _region(grid)
     words = grid.planes.shape[2]
@@ -345,7 +344,7 @@ def _fill_window(grid: Grid, start, end, mask, active) -> Grid:
 
     # (Both end blocks are read by one gather, before either is written. Slices read one by one
     # are fused by XLA into the writes, and then read the planes as they were before the first
-    # write: the planes are copied whole, 23 MB a move at 50,995 buffers.)
+    # write: the planes are copied whole, megabytes a move on large programs.)
     def copy(planes):  # each fresh end block's rows onto its other plane (others onto themselves)
         rows = jax.vmap(lambda p, kb: jax.lax.dynamic_slice(planes, (p, kb * q, jnp.int32(0)), (1, q, words)))(src, ends)
         for e in range(2):

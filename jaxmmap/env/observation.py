@@ -151,8 +151,8 @@ def _window_supply(inst: Instance, prefix: jax.Array) -> jax.Array:
 
 @jax.jit
 def context(inst: Instance) -> Context:
-    """The per-instance part of the features (O(N log N), pure jnp; jitted: op by op, it compiled
-    each of its operations, 2 s of a solver's budget)."""
+    """The per-instance part of the features (O(N log N), pure jnp; jitted: op by op, each of its
+    operations would compile on its own, seconds of a solver's budget)."""
     n = inst.width.shape[0]
     valid = inst.valid
     cols = jnp.maximum(inst.columns, 1).astype(jnp.float32)

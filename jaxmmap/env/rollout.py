@@ -204,8 +204,8 @@ def to_solution(problem: Problem, state: game.State, rules: Rules = Rules(), *,
 
 @jax.jit
 def _decisions(state: game.State):
-    """A finished game's decisions, in one call (op by op, their few operations compiled one by
-    one: 0.66 s of a 10 s budget)."""
+    """A finished game's decisions, in one jitted call: op by op, each of their operations would
+    compile on its own, a noticeable part of a short budget."""
     b = state.board
     return (b.offset, b.action, b.alloc_start, b.alloc_end, *game.copies(state), b.ret)
 
@@ -261,13 +261,14 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     unfinished (ending a game Drop-first: its moves left at `rate` moves a second, and a compile,
     which `first`, the first slice's seconds, bounds); the slices stop that much before the
     deadline. `deadline_s` (seconds on `clock`) replaces the default deadline: for work that
-    must end with the budget itself. (On 50,000 buffers, ending a game after the deadline took 20 s and more.)"""
+    must end with the budget itself. (On large programs ending a game takes many seconds, so it starts before
+    the deadline.)"""
     deadline = deadline_s
     if deadline is None:  # (the grace is for a first solution only)
         grace = clock.best is None and (clock.grace or tail is None)
         deadline = 1.1 * clock.budget_s + GRACE_S if grace else clock.budget_s
-    moves, first, need = 8, None, 0.0  # the first slice also measures its compile: a few moves
-    # (a searched move of a 51,090-buffer game took 0.5 s: 64 of them, 47 s of a 30 s budget)
+    moves, first, need = 8, None, 0.0  # the first slice also measures its compile: a few moves, as a
+    # searched move of a 50,000-buffer game can take half a second (docs/decisions.md, Budgets)
     while True:
         begin = time.perf_counter()
         carry = advance(carry, jnp.int32(moves))
@@ -275,18 +276,16 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
             return carry, True
         took = max(time.perf_counter() - begin, 1e-6)
         if first is None:  # its rate includes the compile, so it is a floor: the next slice
-            # measures a move, within a second at that rate (a searched move of a 50,000-buffer
-            # game takes up to 0.6 s: a fixed 256 moves overran a 30 s budget by 20 s)
+            # measures a move, within a second at that rate (a fixed 256 moves overran budgets on
+            # 50,000-buffer programs)
             first, moves = took, int(max(1, min(256, moves / took * SLICE_S)))
         else:
             rate = moves / took
-            if took >= MEASURED_S and tail is not None:  # (a slice of a few moves measures its dispatch:
-                # after a compile of 4.9 s, slices of 1 and 2 moves at 24,143 buffers gave 500 moves a
-                # second, a tail of 49 s, and the game was ended Drop-first at its 9th move)
+            if took >= MEASURED_S and tail is not None:  # (a shorter slice measures the call's
+                # dispatch, not its moves: the tail's estimate would end large games far too early)
                 need = tail(carry, rate, first)
             # at most twice the last slice: a move's cost can jump (a game's restores begin, and
-            # replay hundreds of moves inside one): an expert generation of 2,981 buffers went
-            # from a slice of 33 moves in 0.04 s to one of 800 in 27.8 s, 72-83 s of a 60 s budget
+            # replay hundreds of moves inside one), and a slice sized by cheap moves overran its budget
             moves = int(max(1, min(2 * moves, rate * SLICE_S, rate * (deadline - need - clock.elapsed()) + 1,
                                    2 ** 30)))
         if clock.elapsed() + need >= deadline:
