@@ -38,7 +38,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     the generalist's; `info["placed_start"]`: "decisions", "nothing" or "guide", or "game" where
     no placement beat the game's own solution; "nothing": the solver's decisions were then worth
     less than none); that placement is made first, before the
-    solver runs (`placer.place_nothing`, 1.4-1.7 s at 24,000 buffers), so that it is the
+    solver runs (`placer.place_nothing`, under 2 s at 24,000 buffers), so that it is the
     floor of the result even where the solver leaves the placer no time, and the games that would
     end it Drop-first end with the solver's budget, not after a grace (`core.clock.without_grace`).
     The better of the placed solution and the solver's own is returned, `Result.raw` is the

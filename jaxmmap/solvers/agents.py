@@ -111,8 +111,8 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     if options.get("mode", AgentConfig.mode) == "expert" and "games" not in options:
         options["games"] = default_games(problem.num_buffers, AgentConfig.games)
     if large and "generations_per_chunk" not in options:
-        # a generation of a large program takes seconds: look at the clock after each one
-        # (2,700 buffers, 42 s: 48 s used instead of 62 s with 4 generations a chunk)
+        # a generation of a large program takes seconds: look at the clock after each one, or a
+        # chunk of several overruns a short budget
         options["generations_per_chunk"] = 1
     config = agent_config(**options)
     mode = config.mode
@@ -171,20 +171,17 @@ def _placed_rounds(problem: Problem, rules: Rules, seed: int, game, trace: list,
 
 #: `_placed_rounds`' first round also descends from the placement of no decisions (and the guide's).
 ROUND_FRESH = True
-#: `_placed_rounds` stops after this many rounds in a row that did not pay. (With one, the agent
-#: stopped after 376 s of a 600 s budget at 411 buffers, in Table 2's run of 2026-11-27.)
+#: `_placed_rounds` stops after this many rounds in a row that did not pay. (With one, the rounds
+#: left much of a long budget unused; docs/decisions.md, The agent.)
 ROUNDS_PATIENCE = 3
-#: No round starts with less than this many seconds left (the input's check alone takes 0.2 s at
-#: 11,645 buffers).
+#: No round starts with less than this many seconds left (the input's check alone takes a
+#: fraction of a second on large programs).
 ROUND_FLOOR_S = 1.0
 
 
 #: `muzero`'s default `place_share`: the part of its budget that places its best game and
-#: improves it by rounds of the placer's descents. Measured against none on four programs of the
-#: suite's training split, 300 s, one seed, one core a run (docs/agent.md; the rounds then ended
-#: at the first that did not pay): simulated speed-ups
-#: of +1.68% (alexnet_train, 411 buffers), +0.21% (resnet18_train), -0.24% (gpt_medium_train)
-#: and +1.66% (resnet50_train, 5,989 buffers).
+#: improves it by rounds of the placer's descents. Chosen against none on four programs of the
+#: suite's training split (docs/decisions.md, "No `place_share`").
 PLACE_ROUNDS_SHARE = 0.5
 
 #: Buffers above which `muzero` plays one generation a chunk and starts from `_first_game`.
@@ -295,18 +292,16 @@ def generalist(problem: Problem, budget_s: float, seed: int, *, rules: Rules = R
     the network's policy (temperature 1, the same compiled game), of which the best won game is
     returned. No search in the network's parameters: it was trained once, across programs
     (`train.py --config configs/generalist.py`); untrained, its greedy game is `greedy`'s.
-    Its game's compile dominates a short budget: with the persistent compilation cache off, 4.5-6 s
-    on a 2-core CPU at 1,348 to 2,981 buffers, where the game itself then takes 0.05-0.13 s
-    (2026-11-28), so that at 10 s (7 s for the game, the rest the placer's) the placer has about 3 s.
+    Its game's compile, not the game, takes most of a short budget (docs/agent.md, What is weak),
+    so that at 10 s (7 s for the game, the rest the placer's) the placer has a few seconds.
 
     With `guide` (on by default) the result carries the greedy game's guide (`agent.guide`: the
     network's probabilities of each buffer's three moves, trained on the heuristic's intents),
     which `solve`'s placer reads as one more start (`placer.place(guide=...)`); docs/agent.md.
 
-    `samples` is off by default: on 7 instances of the suite's training split (411 to 24,235
-    buffers, 10 s and 30 s, placed) the drawn games' best, placed, was lower on 4, higher on 2
-    and equal on 1 (a better game is not always a better start for the placer, and the draws
-    take the placer's time); docs/agent.md."""
+    `samples` is off by default: the drawn games' best, placed, was more often lower than higher
+    on the suite's training split (a better game is not always a better start for the placer, and
+    the draws take its time; docs/decisions.md, "Drawn games after the greedy one")."""
     result = _network_games(problem, budget_s, seed, rules, generalist_lib.load()[0], samples)
     return result if guide else dataclasses.replace(result, guide=None)
 
@@ -325,9 +320,8 @@ def _network_games(problem: Problem, budget_s: float, seed: int, rules: Rules, s
     policy = _generalist_policy(config)
 
     # (inside `solve`, which holds its placement of no decisions, the game has no grace for a first
-    # solution, `clock.without_grace`: with it, on the 13 held-out programs at 10 s and 30 s, the
-    # game took the placer's time and the written solution was lower on 4 and higher on none,
-    # docs/agent.md)
+    # solution, `clock.without_grace`: with it, the game took the placer's time and the written
+    # solution was lower; docs/decisions.md, Budgets)
     finished, wish = _guided_game(clock, problem, instance, rules, shipped, context, config, solver)
     games, key = 1, jax.random.key(seed)
     # drawn games stop with the budget itself (not its grace): one still unfinished is dropped

@@ -97,9 +97,8 @@ def _advance(states, keys, moves, policy, finish, params=None):
 
 #: Ending the furthest game inside its batch also runs the held games' (masked) steps: below
 #: this many of them ((batch - 1) x the moves left) that costs less than compiling the loop for a
-#: batch of one (seconds, where a move costs tens of microseconds on a CPU). Measured: random on
-#: the bundled instance at 1 s, 10.1 s with the new compile, 6.5 s inside its batch of 256;
-#: random on 24,235 buffers at 30 s, 94 s inside its batch.
+#: batch of one (seconds, where a move costs tens of microseconds on a CPU); above it, a large
+#: program's batch spends minutes on them (docs/decisions.md, Budgets).
 HELD_MOVES = 100_000
 
 
@@ -132,9 +131,9 @@ def finish_furthest(states, keys: jax.Array, policy=drop_first_policy, params=No
 
 
 #: The moves a second a game ended Drop-first alone plays at least (`moves_left`): it never
-#: loses, so it never restores, where a batch's rate counts its restores' replays (random's batch
-#: of 256 at 3,277 buffers: 1.2 moves a second, a tail of 2,945 s, and the games were given up after
-#: 14 s of 120; a Drop-first move alone takes about 20-60 us on a CPU and 1.5 ms on a GPU).
+#: loses, so it never restores, where a batch's rate counts its restores' replays and can be a few
+#: moves a second (a Drop-first move alone takes tens of microseconds on a CPU, about a millisecond
+#: on a GPU; docs/decisions.md, Budgets).
 ALONE_RATE = 500.0
 
 

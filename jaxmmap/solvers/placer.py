@@ -43,45 +43,37 @@ __all__ = ["FRESH", "GUIDE_CONFIDENCE", "NOISY_TIMES", "PLACE_RESERVE_S", "PLACE
 #: `PLACE_RESERVE_S` seconds), and of what the heuristic leaves by `muzero-prod`. Its local moves
 #: stop when they stop paying (the plain ones after `heuristic.MOVES` in a row that did not, the
 #: noisy ones after `NOISY_TIMES` as many), so a run is deterministic when the budget allows.
-#: Measured (benchmarks/placer_targets.py, 30 s runs):
-#: with a tenth, the moves that lift a game solution past the heuristic's plan often did not
-#: fit (a 745-buffer program: about 20 moves in 3 s), while the game solvers' own last 20% of
-#: the budget rarely added as much.
+#: Chosen by `benchmarks/placer_targets.py` (docs/decisions.md, "A tenth of the budget for the placer"):
+#: a game solver's last fifth of its budget rarely adds as much as the moves that lift its solution.
 PLACE_SHARE, PLACE_RESERVE_S = 0.3, 60.0
 
 
 #: Seconds kept, besides the placed solution's check, for its return.
 CHECK_SLACK_S = 0.02
-#: The least time kept for the placed solution's check, per buffer (a placed solution of 11,645
-#: buffers checks in 0.15-0.27 s, 1.3e-5 to 2.3e-5 s a buffer).
+#: The least time kept for the placed solution's check, per buffer (about twice what the check
+#: takes on the suite's largest programs).
 CHECK_S_PER_BUFFER = 4e-5
 
 #: The restarts of the local moves in the solvers' placement (`place(restarts=...)`), each while
-#: the budget lasts. Before, the moves stopped for good once they stopped paying (at 411 buffers
-#: after 10-19 s of a 60 s reserve). A count, not "while the budget lasts": a run stays
-#: deterministic when its budget allows, and a generous budget on a small program is not spent
-#: on descents that all end at the same solution. On greedy's game of 10 programs of the training
-#: split and the selection seeds, 60 s (docs/solvers.md), restarts while the budget lasted were
-#: higher on 3 of the 7 where the first descent ended early (+0.06% to +0.20%), equal on 4.
+#: the budget lasts: a first descent often stops paying long before the budget ends. A count, not
+#: "while the budget lasts": a run stays deterministic when its budget allows, and a generous
+#: budget on a small program is not spent on descents that all end at the same solution
+#: (docs/decisions.md, "Restarts while the budget lasts").
 RESTARTS = 3
 #: A restart begins only while this many moves of the first descent's mean length still fit.
 RESTART_MOVES = 4
 
 #: The solvers' placement (`solvers.solve`) also places no decisions at all and goes on from that
-#: where it is higher (`place(fresh=...)`). Measured from greedy's game, 20 s a placement, on 12
-#: programs of the training split and selection seeds (`benchmarks/placer_moves.py`,
-#: docs/solvers.md): higher on 10 (+0.07% to +5.3%; resnet50_train +5.3%, gpt_medium_train and
-#: gpt_train_donated +1.6%), lower on 2 (-0.04%, -0.10%), geometric mean +1.1%; at 60 s higher
-#: on 4 of 5 (+0.02% to +1.32%), equal on 1. The start is chosen by the placement without moves:
-#: from the decisions the moves sometimes climb higher (ES on mnasnet_train, held out: 788.43
-#: before, 784.26 now).
+#: where it is higher (`place(fresh=...)`): higher on most programs of the training split and
+#: selection seeds (`benchmarks/placer_moves.py`; docs/decisions.md, "Only the game's decisions as the
+#: placer's start"). The start is chosen by its placement without moves, so from the decisions the
+#: moves sometimes climb higher.
 FRESH = True
 
 #: How sure a guide (`place(guide=...)`) must be to overrule the placement of no decisions: a
 #: use it gives Drop a probability below 1 minus this is served from fast memory, one it gives
-#: Drop more than this is left in slow memory. Chosen on the generalist's selection programs (generated seeds
-#: 100-109, neither trained on nor held out; docs/agent.md): at 0.95 that placement was above the
-#: placement of no decisions on 8 of 10 (geometric mean 1.018x), at 0.8 on 5, at 0.6 on 4.
+#: Drop more than this is left in slow memory. Of 0.95, 0.8 and 0.6, the one most often above the placement
+#: of no decisions on the generalist's selection programs (docs/decisions.md, "A less sure guide").
 GUIDE_CONFIDENCE = 0.95
 
 #: Placements of the decisions tried at most after the first, each with the decisions that did
@@ -182,8 +174,8 @@ def guided(action: np.ndarray, guide: np.ndarray, confidence: float = GUIDE_CONF
 
 def place_nothing(problem: Problem, *, rules: Rules, budget_s: float = 10.0) -> Solution:
     """The placement of no decisions, grown: every use offered to the heuristic's rules, about
-    the heuristic's plan without its moves; validated. Cheap (one core, auto columns: 0.12 s at
-    2,230 and 2,981 buffers, 0.67 s at 11,645, 1.4-1.7 s at 24,000), so `solvers.solve` makes it
+    the heuristic's plan without its moves; validated. Cheap (under 2 s at 24,000 buffers;
+    docs/performance.md, The placer), so `solvers.solve` makes it
     before a game solver runs (`place(fresh=...)`): the floor of its result even where the solver
     leaves the placer no time."""
     if not budget_s > 0:
@@ -260,9 +252,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
         default: no limit but the budget and `patience`; module docstring). The result depends
         on the time only through how many moves fit the budget.
       patience: stop the plain moves once this many in a row have not paid (None: no such
-        stop), the noisy ones after `NOISY_TIMES` as many. (Before 2026-11-27 the placer
-        stopped after `heuristic.MOVES` moves in all: on 10 programs of the training split and
-        the selection seeds it then left 6 with moves that still paid, `docs/solvers.md`.)
+        stop), the noisy ones after `NOISY_TIMES` as many. (A fixed number of moves left moves
+        that still paid; docs/decisions.md, The placer.)
       noise: the noise of the recreate's order in the moves after the plain ones
         (`heuristic.improve`; 0: no such moves).
       seed: seeds the local moves (their ruins and noise).
@@ -270,8 +261,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
         (one already placed by the placer or the heuristic: placing it again is work done twice).
       restarts: once the moves stop paying (`patience`) before the deadline, descend again from
         the same start with other seeds, at most this many times (None: while the budget lasts),
-        and keep the best descent. Descents from one start end far apart: on a 411-buffer
-        program, six seeds from greedy's placed game ended at 858 to 1046 (docs/solvers.md).
+        and keep the best descent. Descents from one start end far apart (docs/solvers.md, The
+        placer).
         The solvers' placement (`solvers.solve`, `RESTARTS`) descends again this way.
       fresh: also place no decisions at all (with `grow`: the heuristic's rules offered every
         use), and go on from that where it returns more than the decisions' placement and the

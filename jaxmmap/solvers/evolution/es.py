@@ -16,23 +16,20 @@ Decisions:
   the start is exactly `play.greedy_policy`), and the mean plays every generation, so the first
   solution reported (after one generation) is already at least greedy's, which is far above
   random play on every instance of the suite; the perturbations then search policies that
-  trade an immediate reward for space, supply or copy-engine time. Measured: this is a
-  guarantee for the anytime curve more than a speed-up at the end; a start at N(0, 0.1)
-  weights (`greedy_start=False, init_noise=0.1`) reached the same returns within 60 s on
-  resnet18/resnet50/gpt_small (the features make even a random linear policy decent), but
-  starts below greedy.
+  trade an immediate reward for space, supply or copy-engine time. This is a guarantee for the
+  anytime curve more than a speed-up at the end: a random start (`greedy_start=False,
+  init_noise=0.1`) reaches the same returns within a minute on small programs (the features make
+  even a random linear policy decent), but starts below greedy (docs/decisions.md, Solvers).
 * Argmax, not sampled, actions: as in Salimans et al., the perturbation is the exploration, and
   the fitness of a parameter vector is then exact (no evaluation noise): every game of a
   generation is a distinct, reproducible candidate solution.
 * Elitist restarts (a departure from Salimans et al.): when no game has beaten the best for
   `patience` generations, the mean restarts at the parameters of the best game so far (and
-  Adam's moments are reset). Measured reason: from the greedy start most perturbations lose
-  return, so the centred-rank gradient points to where perturbations hurt least; within ~5
-  generations the mean drifts onto a plateau where every member of the population plays the
-  same game as greedy (all fitnesses tie, so the centred ranks, which break ties by index,
-  only push the mean along a random direction, and the search stalls for good:
-  on resnet18_infer@tpu_v4i-30 all 64 members returned exactly the greedy 175.51 from
-  generation 5 to 150, while the first generation had found 190.9). Restarting at the best
+  Adam's moments are reset). Why: from the greedy start most perturbations lose return, so the
+  centred-rank gradient points to where perturbations hurt least, and within a few generations
+  the mean drifts onto a plateau where every member plays greedy's game; all fitnesses tie, the
+  centred ranks (which break ties by index) only push the mean along a random direction, and the
+  search stalls for good (docs/decisions.md, "ES without restarts"). Restarting at the best
   parameters keeps the search moving between better and better basins.
 * Compilation: the generation function takes the `Instance` as an argument and is cached per
   configuration, so instances padded to the same bucket (`padding=`) share one compile.

@@ -11,15 +11,13 @@ fits better. It is kept when the return rises. Three kinds of move take turns:
 - a random fraction of the placed items.
 
 Taking out one item at a time, the least valuable first, rarely pays: the room one item frees is
-seldom where a better one needs it. Larger and localized ruins do: on a generated 906-buffer
-program they lifted ES's solution from 58.4 to 66.7 in 20 s, past the heuristic's 65.6, where
-single removals reached 59.1.
+seldom where a better one needs it. Larger and localized ruins do: they lift a game solver's
+solution past the heuristic's where single removals do not (docs/decisions.md, The placer).
 
 A noisy recreate (`noise` > 0): each move orders the work items by the benefit estimate times
 a log-normal factor, `exp(noise * N(0, 1))` per buffer, so the same ruin can be recreated in
-another order. With the fixed order the moves soon stop paying: from the heuristic's solution,
-60 s of them added 0 to 0.13% on six training programs, and 0 to 2.28% with `noise` 0.2. The
-placer plays them after its plain moves (`placer.place`); `NOISE` was chosen there, on the
+another order. With the fixed order the moves soon stop paying (docs/decisions.md, "Accepting
+worse moves"). The placer plays them after its plain moves (`placer.place`); `NOISE` was chosen there, on the
 training split and selection seeds (docs/solvers.md).
 
 Deterministic: the moves come from a generator seeded with `seed`, so the result depends on the
@@ -113,8 +111,8 @@ def improve(problem: Problem, rules: Rules, solution: Solution, *,
     heuristic's own order). `pins` and `plan_options` go to `plan` (its grow pass).
 
     A move starts only while the longest move so far still fits before the deadline: a plan the
-    deadline cuts is thrown away, and it ended past the deadline (at 11,645 buffers a placed
-    solution landed 0.06 s after a 600 s budget)."""
+    deadline cuts is thrown away, and it ends past the deadline: a placed solution landed after
+    its budget."""
     d, estimate = prepared
     rng = np.random.default_rng(seed)
     best, kept, tried, since, longest = solution, 0, 0, 0, 0.0
