@@ -25,11 +25,10 @@ def get_config() -> ml_collections.ConfigDict:
     config.generated = 28  # generated programs: seeds 0 .. generated - 1
     config.instructions = (40, 100, 250, 600, 1200)  # about 2.9 buffers an instruction
     # memory pressures 10 to 1.25 (the fast memory's share of the peak demand; seven, so that no
-    # other cycle of the mix, of 2, 4, 5 or 6, pairs a pressure with one size or rule). It was
-    # 0.3 to 0.8 only (pressure 3.3 at most), where the training split's
-    # programs reach 22: the network's games were below greedy's on gpt_train_donated (18.7) and on
-    # two of ten generated programs at pressure 5 to 10 (`benchmarks/generalist_correction.py
-    # --pressure`; docs/agent.md)
+    # other cycle of the mix, of 2, 4, 5 or 6, pairs a pressure with one size or rule). The training
+    # split's programs reach 22; trained at low pressure only, the network's games fell below greedy's
+    # on high-pressure programs (`benchmarks/generalist_correction.py --pressure`; docs/decisions.md,
+    # "The network trained at low memory pressure only")
     config.memory_fractions = (0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.8)
     config.inplace = (0.1, 0.3)
     config.suite_max_buffers = 5000  # the training split's programs up to this size (0: none)
@@ -45,14 +44,14 @@ def get_config() -> ml_collections.ConfigDict:
     # the teacher: "imitation" (the better of the heuristic's and greedy's game, every real decision)
     # or "lookahead" (one step of policy improvement over greedy at up to `lookahead_points` real
     # decisions of greedy's game, drawn with network.seed where it has more: each legal move played,
-    # greedy on to the end, the best one kept; measured worse than the imitation, docs/agent.md)
+    # greedy on to the end, the best one kept; worse than the imitation: docs/decisions.md, The generalist)
     config.teacher = "imitation"
     config.lookahead_points = 128
     # rounds after the imitation (`generalist.own_rows`): each plays the network's own greedy game on
     # every training program, labels the states it visits, and trains again on all the rows so far
     # (each round in WORKDIR/own-R/ or improve-R-POINTS/). One round of DAgger raised the imitation's
-    # games on the selection seeds for each of five network seeds (1.03-1.16x greedy's to 1.16-1.20x;
-    # a second round fell back; docs/agent.md). The shipped network is this config's run (seed 0) on one
+    # games on the selection seeds for each of five network seeds; a second fell back (docs/decisions.md,
+    # "Two rounds of DAgger"). The shipped network is this config's run (seed 0) on one
     # core (`taskset -c 0`: on two, XLA:CPU sums in another order and trains another network).
     config.rounds = 1
     # how a round labels those states: "teacher" (the teacher's move for the buffer: DAgger) or
@@ -62,7 +61,8 @@ def get_config() -> ml_collections.ConfigDict:
     config.ship = False  # write the trained network into the package
     # network.seed 0: the best of seeds 0-4 by the geometric mean of its games over greedy's on 27
     # programs neither trained on nor held out: the selection seeds, the large programs and the
-    # high-pressure ones (`benchmarks/generalist_correction.py`, `--large`, `--pressure`; docs/agent.md)
+    # high-pressure ones (`benchmarks/generalist_correction.py`, `--large`, `--pressure`; docs/agent.md,
+    # "Choosing the shipped network")
     config.network = ml_collections.ConfigDict(dict(
         widths=(128, 128), steps=3000, batch_size=1024, learning_rate=1e-3, weight_decay=1e-4,
         checkpoint_every=500, seed=0, correction=0.5,

@@ -3,12 +3,11 @@ of the jitted training chunk and every run with the same configuration and padde
 one compilation.
 
 `AgentConfig()` is the quick start (`configs/quickstart.py`): the expert mode
-(`jaxmmap.agent.expert`), measured the best mode on a 2-core CPU (docs/agent.md), with 64 games.
+(`jaxmmap.agent.expert`), the best mode on a 2-core CPU, with 64 games (docs/decisions.md, The agent).
 `AgentConfig.paper()` is Table 6 of the paper in the `muzero` mode (`configs/paper.py`). Where
-the `muzero` defaults depart from Table 6 it is for the CPU, measured on the bundled instance
-(one seed, 150 s budgets, in `docs/agent.md`): Reanalyse off (it made a learner step 2.6x
-slower, and the best return at 150 s fell from 2.24 to 1.61), 60 TD steps instead of 10 (1.77
-against 1.61 with Reanalyse), a 5x larger learning rate, the feature network instead of the grid
+the `muzero` defaults depart from Table 6 it is for the CPU (docs/decisions.md, "The `muzero`
+mode's Table 6 settings on a CPU"): Reanalyse off (it slowed the learner more than it helped),
+60 TD steps instead of 10, a 5x larger learning rate, the feature network instead of the grid
 ResNet, and a temperature decay at half of the run.
 """
 

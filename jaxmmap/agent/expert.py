@@ -24,7 +24,7 @@ Each generation (one jitted function; `run_chunk` scans `generations_per_chunk` 
    AdamW steps: a cross-entropy over the allowed moves, minus an entropy bonus
    (`networks.PolicyValueNet` over `observation.decision_features`).
 
-Why this design (measured on the bundled instance, docs/agent.md): a search over the true game is
+Why this design (docs/decisions.md, The agent): a search over the true game is
 exact and cheap, and most of the return is won by changing a few moves of a good game, not by
 replaying whole new ones. Imitating the elite games' moves instead made the network deviate into
 moves that change nothing and its own game the search's center: every seed stalled.
@@ -442,9 +442,8 @@ def chunk_on_clock(state: ExpertState, instance: Instance, progress: jax.Array, 
 
     Once a best game exists, the slices end with the budget itself, not with its 10% grace (which
     is for a first game): the solvers follow the agent with the placer, whose share of the run is
-    what comes after this budget (nmt_train@gpu, 11,645 buffers, `muzero` at 600 s: a generation
-    ran into the grace, 604.8 s were used, the placer had no time left and the solver wrote its
-    raw game, 410.64; with this deadline, 547.52 placed in 583.8 s)."""
+    what comes after this budget (a generation that ran into the grace left the placer no time,
+    and the solver wrote its raw game; docs/decisions.md, Budgets)."""
     games = _begin(state, instance, config=config)
     games, whole = in_slices(clock, lambda g, moves: _play(state, g, instance, progress, moves, config=config),
                              games, lambda g: ended(g, instance),

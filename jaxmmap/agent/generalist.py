@@ -18,17 +18,17 @@ the teacher's decisions wherever they generalise.
 
 `config.teacher="lookahead"` of `configs/generalist.py` trains on other rows instead
 (`lookahead_rows`: one step of policy improvement over the greedy policy, at decisions of greedy's
-own game); off by default, as its network's games measured worse than greedy's (docs/agent.md).
+own game); off by default, as its network's games were worse than greedy's (docs/decisions.md).
 
 After the imitation, `config.rounds` of `configs/generalist.py` (one by default) go on with the
 states the network's own games visit, labelled by the teacher's moves (`own_rows`: DAgger) or by one
 step of policy improvement over the network's game (`lookahead_rows` with its parameters). One round
-of DAgger raised the imitation's games on the selection programs for every network seed measured;
-the lookahead's labels did not (docs/agent.md).
+of DAgger raised the imitation's games on the selection programs for every network seed tried;
+the lookahead's labels did less (docs/decisions.md, The generalist).
 
 After the imitation, `improve` can search the network's parameters on the game itself
 (OpenAI-ES over fresh programs, the best mean kept by selection programs): off by default
-(`generations=0`), since it measured no gain on programs it was not searched on (docs/agent.md).
+(`generations=0`), since it gained nothing on programs it was not searched on (docs/decisions.md).
 
 The rows of each program are gathered once (WORKDIR/rows/, a file per program and teacher); the
 parameters and the optimizer state are checkpointed every `checkpoint_every` steps (`state.msgpack`, written
@@ -85,10 +85,8 @@ class GeneralistConfig:
         the torso the imitation learned stays) or "all" the parameters.
       correction: the share of the learned correction the network's games play with: logits =
         greedy scores + correction x (the network's logits - greedy scores). Training ignores it.
-        The shipped 0.5 was chosen on training programs (the suite's training split up to 5,000
-        buffers and generated seeds 100-109, none held out: its own game beat greedy's on 18,
-        tied 4, lost 2, geometric mean 1.158x, against 15/3/6 and 1.126x at 1.0; 0.25 and 0.75
-        were measured too; docs/agent.md).
+        The shipped 0.5 was chosen of 0.25, 0.5, 0.75 and 1.0 on programs none held out
+        (`benchmarks/generalist_correction.py`; docs/decisions.md, "The whole correction").
     """
 
     widths: tuple[int, ...] = (128, 128)
@@ -416,6 +414,6 @@ def load_intent():
 
 def params_from(data: bytes):
     """Parameters as `ship` and `train.py` write them (msgpack), restored as the nested dict they
-    were written from, without initialising a network to read them into (that init cost 1.7 s of
-    a 10 s budget)."""
+    were written from, without initialising a network to read them into (that init costs seconds
+    of a short budget)."""
     return jax.tree.map(jnp.asarray, serialization.msgpack_restore(data))

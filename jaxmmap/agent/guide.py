@@ -2,14 +2,14 @@
 
 The game places by its own fixed rules, and a use it cannot fit there is dropped, so a game's
 decisions say little of where a better placement would put things: the heuristic's own decisions,
-as the game plays them, lose 10-20% of their uses and place at 0.77-1.07 of the placement of no
-decisions, where the same decisions placed by the placer keep the heuristic's 1.00-1.12
-(docs/agent.md). So the network also learns the teacher's *intent*: at every state of a game, the
+as the game plays them, lose 10-20% of their uses and place below the placement of no decisions
+on most programs, while the placer, placing the same decisions, keeps the heuristic's return
+(docs/agent.md, What is weak). So the network also learns the teacher's *intent*: at every state of a game, the
 heuristic's own decision for the buffer decided there (Copy, NoCopy or Drop, the plan the placer
 made, `heuristic.heuristic`), learned over all three moves, legal in the game or not
 (`intent_rows`), by an intent network of its own (`fit`: the policy network and its games stay
-as they were; trained beside it, sharing its logits, the intents pulled its games on the large
-selection programs from 1.29x greedy's to 1.02x). The network's greedy game then records, per
+as they were; trained beside it, sharing its layers, the intents pulled its games down:
+docs/decisions.md, "One network for policy and intent"). The network's greedy game then records, per
 buffer, the intent network's probabilities of the three moves at the state that decided it
 (`play`): the guide. The placer reads it
 (`placer.place(guide=...)`): the placement of no decisions with the uses the guide confidently

@@ -1,6 +1,7 @@
 """The generalist's improvement after imitation: a search in its parameters, across programs, on
 the true game (OpenAI-ES; `configs/generalist.py`'s `network.generations`, off by default: it
-measured no gain on programs it was not searched on, docs/agent.md)."""
+gained nothing on programs it was not searched on, docs/decisions.md, "A search in the network's
+parameters")."""
 
 from __future__ import annotations
 

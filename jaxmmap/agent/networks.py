@@ -66,8 +66,8 @@ class NetworkConfig:
     support_size: atoms of the value and reward supports (set it from `support_for(...).size`).
     normalize: "minmax" (MuZero's per-sample min-max scaling to [0, 1]) or "layernorm".
     grid: the representation encodes the 128x128 grid window and the profile (the paper's
-      ResNet); False: only the feature groups (buffers, supply, actions, globals), measured
-      ~10x cheaper per move on a CPU (docs/agent.md).
+      ResNet); False: only the feature groups (buffers, supply, actions, globals), about 10x
+      cheaper per move on a CPU (`benchmarks/agent_throughput.py`; docs/agent.md, Figures).
     decision: hidden widths of `PolicyValueNet`, the expert mode's network over the decision
       features (`observation.decision_features`).
     """
@@ -160,8 +160,8 @@ class Conv(nn.Module):
     parameters shaped like `nn.Conv`'s (kernel `kernel_size + (C, features)`, bias).
 
     Why not `nn.Conv`: XLA's CPU backend compiles a convolution (and its gradient) inside a
-    `lax.scan` or `lax.cond` to a plain loop nest, measured 70x slower than the same convolution
-    outside (a 64x64x8 -> 16 gradient: 11 s vs 0.16 s), and the training chunk is one scan. On CPU
+    `lax.scan` or `lax.cond` to a plain loop nest, about 70x slower than the same convolution
+    outside (docs/agent.md, Networks and features), and the training chunk is one scan. On CPU
     this module computes the same convolution as patches times a matrix (a dot, which XLA keeps
     fast everywhere); elsewhere it is `lax.conv_general_dilated`.
     """

@@ -130,8 +130,8 @@ def _policy(params, key, start: mctx.RootFnOutput, step_fn, invalid: jax.Array, 
 
     `value_scale` (the instance's reward scale) normalises Q to [-1, 1] by that fixed scale
     instead of mctx's default min-max over the node's children: with 3 actions the min-max turns
-    value noise of 0.001 into the whole exploration bonus (measured: every self-play game
-    collapsed onto one, docs/agent.md). None keeps mctx's default."""
+    value noise of 0.001 into the whole exploration bonus, and every self-play game collapsed
+    onto one (docs/agent.md, The search modes). None keeps mctx's default."""
     if value_scale is None:
         q_puct, q_gumbel = mctx.qtransform_by_parent_and_siblings, mctx.qtransform_completed_by_mix_value
     else:
