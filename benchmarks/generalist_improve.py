@@ -7,7 +7,8 @@ improve the shipped network on programs it was not searched on?
 
 It starts from the shipped parameters (the imitation's) and runs the improvement of
 `train.py --config configs/generalist.py --config.network.generations=G`, with the search's
-settings given here (its defaults are the runs of docs/agent.md, not the config's): each generation
+settings given here (its defaults are the runs in docs/decisions.md, "A search in the network's
+parameters", not the config's): each generation
 plays fresh generated programs (`--drawn`, seeds from 10,000 on) and training programs in turn
 (`--replayed`), or with `--fixed` every training program every generation. Every `--select-every`
 generations the mean plays the selection programs (generated seeds 100-109, neither trained on
