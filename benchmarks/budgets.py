@@ -1,4 +1,4 @@
-"""Issue 26's table: does every solver end within 1.1x its budget plus 10 s, at any size, with a
+"""Budgets: does every solver end within 1.1x its budget plus 10 s, at any size, with a
 valid solution, and within 8 GB of memory?
 
     python benchmarks/budgets.py --budgets 30 120 -o docs/results/budgets.json

@@ -1,4 +1,4 @@
-"""Issue 28's "learning shows": on programs kept out of its training, the shipped generalist's
+"""Does learning show? On programs kept out of its training, the shipped generalist's
 greedy game against the same network untrained (its learned correction starts at zero, so its
 game is the greedy policy's), the same code path with other parameters.
 

@@ -1,4 +1,4 @@
-"""Issue 28: does a search in the generalist's parameters on the true game (`improvement.improve`)
+"""Does a search in the generalist's parameters on the true game (`improvement.improve`)
 improve the shipped network on programs it was not searched on?
 
     python benchmarks/generalist_improve.py --generations 15                       # head, pop 16

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 26's GPU figures in one call of the device machine (about 5 minutes on one H100):
+# The GPU figures in one call of the device machine (about 5 minutes on one H100):
 #
 #     bash benchmarks/gpu_figures.sh            # writes under $OUT (else /tmp/gpu-figures)
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 28's GPU figures in one call of the device machine (5.4 minutes on one H200, 2026-11-28):
+# The generalist's GPU figures in one call of the device machine (5.4 minutes on one H200, 2026-11-28):
 #
 #     bash benchmarks/gpu_generalist.sh            # writes under $OUT (else /tmp/gpu-generalist)
 #

@@ -1,4 +1,4 @@
-"""Issue 26's first figure: one greedy game (Drop-backup on), compile included, on generated
+"""One greedy game (Drop-backup on), compile included, on generated
 programs, with and without checkpoints in the same run.
 
     python benchmarks/greedy_game.py                      # 2,500 and 6,000 instructions

@@ -11,7 +11,7 @@ For each size: a generated program of about that many buffers, a solution of it 
 `--input pinning`, the default, is the pinning greedy's, fast at any size; `--input greedy` is the
 greedy game's, whose own run takes minutes at 25,000 buffers), then `place(..., moves=0)`
 (placing and growing; the local moves are anytime and use whatever budget is left) and
-`heuristic.plan` once. Targets (issue 15): under 1 s at 5,000 buffers and under 10 s at 25,000
+`heuristic.plan` once. Targets: under 1 s at 5,000 buffers and under 10 s at 25,000
 on the 2-core CPU. Then the local moves: `place(..., moves=--moves)`, its seconds beyond the
 placement's, per move tried (each move is a plan of the whole program; the plans of one placement
 share what depends on the problem only, so a move should cost less than the cold plan).

@@ -1,4 +1,4 @@
-"""Issue 15's table: game solutions placed physically, beside the heuristic, on the bundled
+"""Game solutions placed physically, beside the heuristic, on the bundled
 instance, the 8 smallest suite instances and 3 generated programs of 300-1,000 buffers.
 
     python benchmarks/placer_targets.py --budget 30 -o docs/results/placer_targets.json
@@ -13,7 +13,7 @@ placer):
   decisions that CP-SAT finds in the same budget (up to `cpsat.MAX_BUFFERS` buffers; "*" when
   proven optimal): how close placement and growth get, before the moves.
 
-Every return is that of a validated solution. The target (issue 15): placed ES and placed agent
+Every return is that of a validated solution. The target: placed ES and placed agent
 reach the heuristic plan's return on at least 75% of the instances. The JSON output is rewritten
 (atomically) after every instance, so a long run keeps what it measured.
 """

@@ -1,5 +1,5 @@
 """Budgets inside long work: games played in slices with the clock looked at between them, and
-a game the budget cuts ended Drop-first into a valid solution (issue 26)."""
+a game the budget cuts ended Drop-first into a valid solution."""
 
 from __future__ import annotations
 

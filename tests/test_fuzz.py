@@ -1,4 +1,4 @@
-"""Seeded fuzzing of the files users hand to jaxmmap (issue 29): valid problem, solution,
+"""Seeded fuzzing of the files users hand to jaxmmap: valid problem, solution,
 `traces.json` and `metrics.jsonl` files are mutated (truncation, bit flips, type swaps, removed
 and added keys, huge numbers, NaN, lone surrogates) and every command that reads them must end
 with exit status 0 or one `error:` line: never a traceback, never a hang."""

@@ -1,4 +1,4 @@
-"""The generalist (issue 28): pretraining across programs resumes and survives a corrupt
+"""The generalist: pretraining across programs resumes and survives a corrupt
 checkpoint; an untrained network plays the greedy game; the shipped network loads and plays a
 valid, placed solution."""
 

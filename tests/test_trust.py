@@ -1,4 +1,4 @@
-"""The second pass on trust (issue 29): one run per workdir, no tracebacks for mistakes, strict
+"""Trust: one run per workdir, no tracebacks for mistakes, strict
 solution rules, bounded reads."""
 
 from __future__ import annotations
