@@ -7,6 +7,7 @@ import json
 import os
 
 import matplotlib.image
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from builders import PAD, RULES, expert_config
@@ -19,6 +20,7 @@ from jaxmmap.harness.compare import Comparison, compare
 from jaxmmap.harness.plots import layout, pick_tensor
 from jaxmmap.harness.report import read_metrics, report
 from jaxmmap.harness.speed import speedup
+from jaxmmap.solvers import solve
 
 # One worker runs the whole module, so that its `runs` (a comparison and a training run) are made
 # once (pytest-xdist's --dist loadgroup).
@@ -117,7 +119,9 @@ def test_a_run_and_its_resumes_make_one_training_curve(tmp_path):
 def test_layout_draws_one_panel_per_solution_and_highlights_a_differing_tensor(runs):
     _, result = runs
     problem = bundled("tiny")
-    solutions = [result.solutions[("tiny", s)] for s in ("random", "heuristic")]
+    # the greedy game (grid offsets, no placer: it differs from the heuristic's placement on any machine)
+    game = solve(problem, "greedy", budget_s=10, place=False).solution
+    solutions = [game, result.solutions[("tiny", "heuristic")]]
     fig = layout(problem, solutions)
     assert len(fig.axes) == 2
     tensor = pick_tensor(problem, solutions)
@@ -127,6 +131,7 @@ def test_layout_draws_one_panel_per_solution_and_highlights_a_differing_tensor(r
     for ax, s in zip(fig.axes, solutions):
         placed = np.sum((s.action != 2) & (s.alloc_start >= 0))
         assert len(ax.patches) == placed + np.sum(s.copy_start >= 0)
+    plt.close(fig)
 
 
 def test_plot_and_latency_commands(runs, tmp_path, capsys):
