@@ -1,9 +1,10 @@
 """Every notebook runs top to bottom in a Jupyter kernel (nbclient), with the small settings its
 `SMALL` flag selects (`JAXMMAP_NOTEBOOK_SMALL=1`), and writes its results.
 
-The ablations notebook trains several agents (about 5 minutes on 2 cores even when small), so it
-runs with `-m slow`; the default run keeps a smoke test of it: its code compiles and every import
-it makes resolves."""
+Running them takes minutes (the ablations notebook trains several agents: about 5 minutes on 2
+cores even when small; the quickstart and the game's notebooks half a minute each), so they run
+with `-m slow`; the default run keeps a smoke test of each: its code compiles and every import it
+makes resolves."""
 
 import ast
 import importlib
@@ -15,7 +16,7 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
-SLOW = {"ablations.ipynb"}
+SLOW = {"ablations.ipynb", "quickstart.ipynb", "the_game.ipynb"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name in SLOW else p

@@ -228,8 +228,9 @@ def _problem():
 @pytest.mark.xdist_group("expert")  # one compile of the expert chunk per worker
 def test_a_resumed_run_keeps_its_best_solution_and_logs_each_step_once(tmp_path):
     problem, config, workdir = _problem(), _expert_config(), str(tmp_path / "run")
-    fit(problem, config, rules=RULES, max_iterations=4, padding=PAD, workdir=workdir,
-        checkpoint_every=1, schedule_iterations=8)
+    first = fit(problem, config, rules=RULES, max_iterations=4, padding=PAD, workdir=workdir,
+                checkpoint_every=1, schedule_iterations=8)
+    assert first.resumed == (0, 0)
     better = heuristic(problem, 5, 0, rules=RULES).solution
     on_disk = load_solution(os.path.join(workdir, "solution.json"))
     best = better if better.ret > on_disk.ret else on_disk
@@ -245,6 +246,9 @@ def test_a_resumed_run_keeps_its_best_solution_and_logs_each_step_once(tmp_path)
     improvements = [r["iteration"] for r in read_jsonl(os.path.join(workdir, "improvements.jsonl"))]
     assert improvements == sorted(set(improvements))
     assert resumed.solution is not None
+    # where the resumed run began (its summary counts this run's iterations, not the total)
+    done = first.history[-1]
+    assert resumed.resumed == (done["iteration"], sum(r["finished"] for r in first.history)) and done["iteration"] > 0
 
 
 @pytest.mark.xdist_group("expert")
