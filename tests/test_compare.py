@@ -47,7 +47,7 @@ def fake_solvers(monkeypatch):
 
 def test_game_solutions_are_placed_and_shown_beside_their_own(tmp_path):
     problem = generate(2, num_instructions=120, name="g2")
-    result = compare([problem], ["greedy", "heuristic"], budget_s=20, rules=RULES, bound=False)
+    result = compare([problem], ["greedy", "heuristic"], budget_s=6, rules=RULES, bound=False)
     rows = {r["solver"]: r for r in result.rows()}
     assert rows["greedy"]["mean_return"] > rows["greedy"]["raw_return"]  # the placer grew it
     assert math.isnan(rows["heuristic"]["raw_return"])  # placed physically by itself
