@@ -52,7 +52,7 @@ def test_drop_first_plays_drop_then_nocopy_then_copy():
 
 @pytest.mark.parametrize("solve", [greedy, lambda *a, **k: random_search(*a, batch=8, **k)], ids=["greedy", "random"])
 def test_a_budget_that_ends_inside_a_game_still_returns_a_valid_solution(problem, solve, monkeypatch):
-    monkeypatch.setattr(rollout, "GRACE_S", 0.0)  # the deadline passes right after the first slice
+    monkeypatch.setattr(base, "GRACE_S", 0.0)  # the deadline passes right after the first slice
     cut = solve(problem, 1e-9, 0, rules=RULES)
     assert validate(problem, cut.solution).ok
     full = greedy(problem, 60, 0, rules=RULES)
@@ -116,7 +116,7 @@ def test_slices_grow_at_most_twofold_when_a_move_gets_dearer(monkeypatch):
 
     from jaxmmap.core.clock import Clock
 
-    monkeypatch.setattr(rollout, "GRACE_S", 0.0)
+    monkeypatch.setattr(base, "GRACE_S", 0.0)
     played = {"moves": 0, "calls": 0}
 
     def advance(carry, moves):  # a compile on the first call, then 1 ms a move, 30 ms after 40
@@ -129,7 +129,7 @@ def test_slices_grow_at_most_twofold_when_a_move_gets_dearer(monkeypatch):
         return carry
 
     clock = Clock(1.0)
-    _, whole = rollout.in_slices(clock, advance, None, lambda carry: jnp.zeros(1, bool))
+    _, whole = base.in_slices(clock, advance, None, lambda carry: jnp.zeros(1, bool))
     assert not whole
     assert clock.elapsed() < 1.1 + 1.5  # the deadline, and at most about one slice past it
 
@@ -169,7 +169,7 @@ def test_a_few_moves_after_the_compile_do_not_end_a_game_that_has_time(monkeypat
         return (20_000 - played["moves"]) / rate
 
     clock = Clock(1.0)  # (the deadline: 1.1 s and GRACE_S; the game needs about 1.1 s)
-    _, whole = rollout.in_slices(clock, advance, None, lambda carry: jnp.asarray([played["moves"] >= 20_000]),
+    _, whole = base.in_slices(clock, advance, None, lambda carry: jnp.asarray([played["moves"] >= 20_000]),
                                  tail=tail)
     assert whole and played["moves"] == 20_000
 
@@ -182,7 +182,7 @@ def test_slices_stop_soon_for_a_tail_that_does_not_fit_where_moves_are_dear(monk
 
     from jaxmmap.core.clock import Clock
 
-    monkeypatch.setattr(rollout, "GRACE_S", 0.0)
+    monkeypatch.setattr(base, "GRACE_S", 0.0)
     played = {"moves": 0, "calls": 0}
 
     def advance(carry, moves):  # a compile, then 20 ms a move
@@ -195,7 +195,7 @@ def test_slices_stop_soon_for_a_tail_that_does_not_fit_where_moves_are_dear(monk
         return (20_000 - played["moves"]) / rate / 100
 
     clock = Clock(2.0)  # (the deadline: 2.2 s; without the tail, about 5 slices up to it)
-    _, whole = rollout.in_slices(clock, advance, None, lambda carry: jnp.zeros(1, bool), tail=tail)
+    _, whole = base.in_slices(clock, advance, None, lambda carry: jnp.zeros(1, bool), tail=tail)
     assert not whole and played["calls"] <= 3 and clock.elapsed() < 2.0
 
 
@@ -212,7 +212,7 @@ def test_slices_take_the_grace_only_for_a_first_solution():
         return 0.0
 
     def slices(**how):
-        return rollout.in_slices(clock, lambda carry, moves: carry + 1, 0, done, **how)
+        return base.in_slices(clock, lambda carry, moves: carry + 1, 0, done, **how)
 
     assert slices() == (3, True) and slices(tail=tail) == (3, True)
     with without_grace():

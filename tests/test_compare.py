@@ -61,7 +61,7 @@ def test_statuses_rows_and_files(tmp_path, fake_solvers):
     # deterministic (test_game_solutions_are_placed_and_shown_beside_their_own covers placing).
     # The greedy games are compiled first (in this process), so that the first one's compile
     # (several seconds on a busy 2-core CPU) does not reach the deadline of a 1 s budget
-    # (1.1 x budget + rollout.GRACE_S) and cut it short.
+    # (1.1 x budget + base.GRACE_S) and cut it short.
     for problem in problems:
         SOLVERS["greedy"](problem, 60.0, 0, rules=RULES)
     result = compare(problems, ["greedy", "heuristic", "cheat", "refuse", "crash"], budget_s=1,

@@ -55,7 +55,8 @@ from jaxmmap.env import observation as policy_lib
 from jaxmmap.env.backup import restores_together
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.observation import NUM_DECISION_FEATURES, decision_features
-from jaxmmap.env.rollout import in_slices, rollout, won_returns
+from jaxmmap.env.rollout import rollout, won_returns
+from jaxmmap.solvers.base import in_slices
 
 METRICS = ("loss", "policy_loss", "value_loss", "reward_loss", "grad_norm", "value_target")
 
@@ -437,7 +438,7 @@ _end = jax.jit(end, static_argnames=("config",))
 
 def chunk_on_clock(state: ExpertState, instance: Instance, progress: jax.Array, clock, *, config: AgentConfig):
     """One generation, its games played in slices with `clock` looked at between them
-    (`rollout.in_slices`: a generation of a large program takes minutes): (state, metrics with a
+    (`base.in_slices`: a generation of a large program takes minutes): (state, metrics with a
     leading axis of 1), or (state, None) when the budget ends inside it (it does not count).
 
     Once a best game exists, the slices end with the budget itself, not with its 10% grace (which

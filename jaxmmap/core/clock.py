@@ -70,7 +70,7 @@ class Clock:
       best: the best solution offered so far (None before the first).
       trace: (seconds since the start, return) at every improvement.
       grace: whether games under way may run past the budget for a first solution
-        (`rollout.in_slices`); False for clocks made inside `without_grace`.
+        (`solvers.base.in_slices`); False for clocks made inside `without_grace`.
     """
 
     def __init__(self, budget_s: float):

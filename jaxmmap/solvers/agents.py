@@ -28,8 +28,17 @@ from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import observation
 from jaxmmap.env.instance import make_instance
-from jaxmmap.env.rollout import in_slices, nth_game, start, to_solution, won_returns
-from jaxmmap.solvers.base import ALONE_RATE, Anytime, NoGameError, Result, finish_furthest, moves_left, play_on_the_clock
+from jaxmmap.env.rollout import nth_game, start, to_solution, won_returns
+from jaxmmap.solvers.base import (
+    ALONE_RATE,
+    Anytime,
+    NoGameError,
+    Result,
+    finish_furthest,
+    in_slices,
+    moves_left,
+    play_on_the_clock,
+)
 from jaxmmap.solvers.heuristic import heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, RESTARTS, place
 from jaxmmap.solvers.simple import greedy
@@ -45,7 +54,7 @@ def mcts(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     learning (the paper's MCTS ablation), Dirichlet noise at the root so that the games of a
     batch differ; the best finished game is kept until the budget is spent (or `max_batches`
     batches are played). A batch is played in slices with the clock looked at between them
-    (`rollout.in_slices`); if the budget ends before the first batch does, its furthest game is
+    (`base.in_slices`); if the budget ends before the first batch does, its furthest game is
     ended Drop-first, so that the run still ends on time with a valid solution."""
     clock = Anytime(budget_s)
     instance = make_instance(problem, rules)
@@ -336,7 +345,7 @@ def _network_games(problem: Problem, budget_s: float, seed: int, rules: Rules, s
 
 
 def _guided_game(clock: Anytime, problem: Problem, instance, rules: Rules, shipped, context, config, solver: str):
-    """The network's greedy game on the clock, in slices (`rollout.in_slices`), recording its guide
+    """The network's greedy game on the clock, in slices (`base.in_slices`), recording its guide
     (`agent.guide.play`), ended Drop-first if the budget ends inside it; the won game is offered to
     `clock`. Returns (whether it ended by its own moves, the guide float32[N, 3], or None where the
     package holds no intent network)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 
 import jax
 import jax.numpy as jnp
@@ -11,7 +12,61 @@ import numpy as np
 
 from jaxmmap.core.clock import Clock
 from jaxmmap.core.problem import Solution
-from jaxmmap.env.rollout import advance, drop_first_policy, in_slices, take
+from jaxmmap.env.rollout import advance, drop_first_policy, take
+
+#: Seconds of work between two looks at the clock while games are played (`in_slices`).
+SLICE_S = 1.0
+#: A game still running when the budget ends may go on for 10% of the budget and this many
+#: seconds more (within the promise of 1.1x the budget + 10 s: the rest is for the solution's
+#: export, validation and placement); then it is ended Drop-first.
+GRACE_S = 4.0
+#: The shortest slice whose rate `in_slices` trusts for the time its tail needs.
+MEASURED_S = 0.05
+
+
+def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: float | None = None):
+    """Calls `advance(carry, moves) -> carry` (at most `moves` more moves of every game of a
+    batch; `moves` an int32[], one compile for any count) in slices of about `SLICE_S` seconds,
+    looking at the clock between them, until `done(carry)` (bool[G]) holds for every game or the
+    deadline passes (the budget, plus 10% and `GRACE_S` for games already under way while the
+    clock holds no solution yet; once it holds one, the budget itself, so that what follows, the
+    placer's share of a run, keeps its time; the budget itself also where the caller ends a game
+    itself (`tail`) and the clock has no grace, `Clock.grace`). So a budget holds at any program
+    size. Returns (carry, whether every game ended).
+
+    `tail(carry, rate, first)` -> seconds: what the caller will still do once this returns
+    unfinished (ending a game Drop-first: its moves left at `rate` moves a second, and a compile,
+    which `first`, the first slice's seconds, bounds); the slices stop that much before the
+    deadline. `deadline_s` (seconds on `clock`) replaces the default deadline: for work that
+    must end with the budget itself. (On large programs ending a game takes many seconds, so it starts before
+    the deadline.)"""
+    deadline = deadline_s
+    if deadline is None:  # (the grace is for a first solution only)
+        grace = clock.best is None and (clock.grace or tail is None)
+        deadline = 1.1 * clock.budget_s + GRACE_S if grace else clock.budget_s
+    moves, first, need = 8, None, 0.0  # the first slice also measures its compile: a few moves, as a
+    # searched move of a 50,000-buffer game can take half a second (docs/decisions.md, Budgets)
+    while True:
+        begin = time.perf_counter()
+        carry = advance(carry, jnp.int32(moves))
+        if bool(jnp.all(done(carry))):  # (waits for the slice: the dispatch is asynchronous)
+            return carry, True
+        took = max(time.perf_counter() - begin, 1e-6)
+        if first is None:  # its rate includes the compile, so it is a floor: the next slice
+            # measures a move, within a second at that rate (a fixed 256 moves overran budgets on
+            # 50,000-buffer programs)
+            first, moves = took, int(max(1, min(256, moves / took * SLICE_S)))
+        else:
+            rate = moves / took
+            if took >= MEASURED_S and tail is not None:  # (a shorter slice measures the call's
+                # dispatch, not its moves: the tail's estimate would end large games far too early)
+                need = tail(carry, rate, first)
+            # at most twice the last slice: a move's cost can jump (a game's restores begin, and
+            # replay hundreds of moves inside one), and a slice sized by cheap moves overran its budget
+            moves = int(max(1, min(2 * moves, rate * SLICE_S, rate * (deadline - need - clock.elapsed()) + 1,
+                                   2 ** 30)))
+        if clock.elapsed() + need >= deadline:
+            return carry, False
 
 
 class Refused(ValueError):

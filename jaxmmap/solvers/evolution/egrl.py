@@ -67,8 +67,8 @@ from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import game, observation
 from jaxmmap.env.instance import Instance, make_instance
-from jaxmmap.env.rollout import in_slices, nth_game, to_solution, won_returns
-from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, moves_left, strong_types
+from jaxmmap.env.rollout import nth_game, to_solution, won_returns
+from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, in_slices, moves_left, strong_types
 from jaxmmap.solvers.evolution import breeding, policy, sac
 from jaxmmap.solvers.evolution.recorded import BOLTZMANN, NEURAL_ARGMAX, NEURAL_SAMPLE, Games, recorded_rollout
 from jaxmmap.solvers.heuristic import plan_start
@@ -382,7 +382,7 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
          from_heuristic: bool | None = None, max_generations: int | None = None,
          padding: tuple[int, int, int] | None = None, **options) -> Result:
     """EGRL under a wall-clock budget. A generation's games are played in slices of about a
-    second with the clock looked at between them (`rollout.in_slices`); a generation the budget cuts
+    second with the clock looked at between them (`base.in_slices`); a generation the budget cuts
     does not count, and if none has finished by then, its furthest game is ended Drop-first, so
     the run still ends on time with a valid solution.
 
