@@ -359,6 +359,29 @@ def test_from_the_heuristic_in_the_deferred_game_never_below_the_plans_game(name
     assert not run_with(name, problem, RULES, budget).info["from_heuristic"]
 
 
+def test_the_agent_starts_from_the_plans_game_in_the_deferred_game(monkeypatch):
+    """The expert search's first best game and center (its demonstration) is the heuristic's plan
+    as the deferred game plays it, and it is the agent's result where no game of the search beats
+    it; on the paper's grid the search starts without it. (The search itself: `fit`, faked.)"""
+    from jaxmmap.solvers.heuristic import PLAN_SHARE, heuristic, play_plan
+
+    problem, budget, given = tiny(4), 10.0, []
+    planned = play_plan(problem, heuristic(problem, PLAN_SHARE * budget, 0, rules=DEFERRED).solution.action, DEFERRED)
+
+    def fit(problem, config, *, demonstration=None, **kwargs):
+        given.append(demonstration)
+        return types.SimpleNamespace(solution=None, trace=[], history=[], resumed=(0, 0))
+
+    monkeypatch.setattr(agents, "fit", fit)
+    result = agents.muzero(problem, budget, 0, rules=DEFERRED, place_share=0.0)
+    np.testing.assert_array_equal(given[0], planned.action)
+    assert result.info["start"] == "heuristic-plan" and result.trace[0][1] == pytest.approx(planned.ret)
+    assert result.solution.ret == pytest.approx(planned.ret) and validate(problem, result.solution).ok
+    with pytest.raises(agents.NoGameError):  # (no game of its own, and no start on the grid)
+        agents.muzero(problem, budget, 0, rules=RULES, place_share=0.0)
+    assert given[1] is None
+
+
 def run_with(name, problem, rules, budget_s, generations=2):
     fn, options = SOLVERS[name]
     return fn(problem, budget_s, 0, rules=rules, max_generations=generations, **options)

@@ -39,10 +39,10 @@ from jaxmmap.solvers.base import (
     moves_left,
     play_on_the_clock,
 )
-from jaxmmap.solvers.heuristic import heuristic, play_plan
+from jaxmmap.solvers.heuristic import PLAN_SHARE, heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, RESTARTS, place
 from jaxmmap.solvers.simple import greedy
-from jaxmmap.solvers.spec import PADDING, Option, check, declare
+from jaxmmap.solvers.spec import FROM_HEURISTIC, PADDING, Option, check, declare
 
 __all__ = ["generalist", "mcts", "muzero", "prod", "teacher"]
 
@@ -88,7 +88,8 @@ def mcts(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
 def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
            max_iterations: int | None = None, padding: tuple[int, int, int] | None = None,
            demonstration: np.ndarray | None = None, progress: bool = False, workdir: str | None = None,
-           checkpoint_every: int = 10, place_share: float | None = None, guide: bool = True, **options) -> Result:
+           checkpoint_every: int = 10, place_share: float | None = None, guide: bool = True,
+           from_heuristic: bool | None = None, **options) -> Result:
     """A solver: trains the agent (`AgentConfig(**options)`; its default mode is "expert") for
     the budget and returns its best game (placed, with `place_share`). Options are
     `AgentConfig` fields; `network` may be a dict of NetworkConfig fields. `progress` shows a
@@ -113,6 +114,9 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     shipped network's guide read in (`agent.guide`; below `LARGE` buffers its game is played for
     the guide alone, within `START_SHARE` of the search's budget); the result carries the guide.
 
+    With `from_heuristic` (None: in the deferred game only, as `es`) the expert mode starts
+    instead from the heuristic's plan as the game plays it (`PLAN_SHARE` of the search's budget).
+
     Raises `NoGameError` when no game finished within the budget."""
     place_share = PLACE_ROUNDS_SHARE if place_share is None else place_share
     check(muzero, {"place_share": place_share})
@@ -126,7 +130,12 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     config = agent_config(**options)
     mode = config.mode
     began, first, wish = time.perf_counter(), None, None  # (wish: the guide, float32[N, 3], where drawn)
-    if large and mode == "expert" and demonstration is None:
+    from_heuristic = rules.placement == "deferred" if from_heuristic is None else from_heuristic
+    if from_heuristic and mode == "expert" and demonstration is None:
+        plan = heuristic(problem, PLAN_SHARE * (1 - place_share) * budget_s, 0, rules=rules).solution.action
+        first = Result(solution=play_plan(problem, plan, rules, solver="heuristic-plan"), trace=(), seconds=0.0, info={})
+        demonstration = first.solution.action
+    elif large and mode == "expert" and demonstration is None:
         first = _first_game(problem, START_SHARE * (1 - place_share) * budget_s, seed, rules, config.pretrained)
         demonstration, wish = first.solution.action, first.guide if guide else None
     elif config.pretrained and guide and place_share > 0:  # (its game's guide only: the search plays its games)
@@ -252,7 +261,7 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     if left > 0:
         try:
             agent = muzero(problem, max(left * (1 - PLACE_SHARE), 0.0), seed, rules=rules, place_share=0.0,
-                           **options)
+                           from_heuristic=False, **options)  # (its own: the demonstration above)
         except NoGameError:  # no agent game finished: the heuristic stands, if it ran
             if base is None:
                 raise
@@ -462,6 +471,7 @@ declare(muzero, {
     **_RUN,
     "workdir": Option(str, doc="keep the run's logs and checkpoints there, and resume from them", null=True),
     "checkpoint_every": Option(int, _COUNT, "chunks between checkpoints (with workdir)"),
+    "from_heuristic": FROM_HEURISTIC,
     "place_share": Option(float, "[0, 1)", "the budget's share that places the best game (null: PLACE_ROUNDS_SHARE)",
                           null=True),
     "guide": Option(bool, doc="read the shipped network's guide into the placement (with pretrained)"),
