@@ -23,6 +23,9 @@ from jaxmmap.core.files import UserError
 from jaxmmap.harness.compare import compare
 from jaxmmap.solvers import solve
 
+# One worker runs the whole module, so that its module fixture (a comparison and a training run) is made once
+# (pytest-xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("fuzz")
 MUTANTS = 14  # per file kind: a few seconds in all
 ODD = [None, True, -1, 0, 10 ** 30, -1e308, float("nan"), float("inf"), "", "\udcff", "x" * 300, [], {}, [1, [2]],
        {"a": {"b": None}}]

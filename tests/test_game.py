@@ -128,6 +128,11 @@ def _play_batch(backup):
     return cases, played, jax.device_get(final), jax.device_get(records)
 
 
+# One worker runs the whole module, so that each `batch` (a reference game per case, replayed) is made once
+# (pytest-xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("game")
+
+
 @pytest.fixture(scope="module", params=[False, True], ids=["no_backup", "backup"])
 def batch(request):
     return request.param, _play_batch(request.param)

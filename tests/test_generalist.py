@@ -111,6 +111,7 @@ def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_pat
     assert "cannot be read" in out and "generation 2:" in out
 
 
+@pytest.mark.slow  # (18 s; by default: test_the_lookahead_over_an_untrained_network_is_the_lookahead_over_greedy)
 def test_the_lookahead_teacher_labels_the_move_whose_greedy_continuation_returns_most():
     """`lookahead_rows`: at each real decision of the replay of greedy's game, the label is the
     legal move that, followed by greedy to the end, returns most (the replayed move on ties), and

@@ -253,6 +253,7 @@ def test_the_quietest_deviation_rate_changes_a_few_moves_at_any_size():
         assert float(low) == pytest.approx(lo) and float(high) == pytest.approx(0.6)
 
 
+@pytest.mark.slow  # (31 s; every default expert generation has windowed games: deviation_window 0.5)
 @pytest.mark.xdist_group("expert")
 def test_windowed_deviations_change_the_center_only_inside_their_window():
     # A windowed game (all of them with deviation_window=1) deviates only in [prefix, prefix +

@@ -6,6 +6,9 @@ import pytest
 
 from benchmarks.suite import workloads as W
 
+# One worker runs the whole module, so that its module fixture is made once (pytest-xdist --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("zoo")
+
 # A few of the smallest programs: compiled in the fast tests (well under a second each).
 SMALLEST = ("gru_infer", "lstm_infer", "alexnet_infer_b32")
 
