@@ -12,7 +12,7 @@ agent() {  # agent DEVICE PREFIX...
   local where=$1
   shift
   for p in suite:alexnet_train_b32@tpu_v4i suite:resnet18_train@gpu; do
-    timed "agent_$where" 150 "$@" $PY -m jaxmmap solve "$p" --solver muzero --budget 120 --columns auto
+    timed "agent_$where" 150 "$@" $PY -m jaxmmap solve "$p" --solver muzero --budget 120 --columns auto --json
   done
 }
 agent gpu &

@@ -35,7 +35,7 @@ def validations(monkeypatch) -> collections.Counter:
     return seen
 
 
-def test_a_checked_solution_is_not_validated_again_and_cannot_change(validations):
+def test_a_checked_solution_is_not_validated_again_unless_it_changed(validations):
     problem = bundled("tiny")
     solution = solve(problem, "greedy", budget_s=2, seed=0, place=False).solution
     validations.clear()
@@ -43,12 +43,15 @@ def test_a_checked_solution_is_not_validated_again_and_cannot_change(validations
         assert check_solution(problem, solution).ok
         latency(problem, solution)
     assert sum(validations.values()) == 0  # (`solve` checked it)
-    with pytest.raises(ValueError, match="read-only"):
-        solution.action[0] = 2
     copy = dataclasses.replace(solution, ret=solution.ret + 1.0)  # another object: checked anew
     with pytest.raises(SolutionRejected, match="return"):
         latency(problem, copy)
     assert sum(validations.values()) == 1
+    placed = int(np.flatnonzero(solution.action != 2)[0])
+    solution.action[placed] = 2  # changed in place (a Drop that keeps its offset): checked again, refused
+    with pytest.raises(SolutionRejected, match="drop"):
+        latency(problem, solution)
+    assert sum(validations.values()) == 2
 
 
 @pytest.mark.parametrize("solver", ["random", "heuristic"])

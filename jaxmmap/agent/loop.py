@@ -56,7 +56,7 @@ from jaxmmap.core.files import (
 )
 from jaxmmap.core.problem import Problem, ProblemError, Solution, load_solution, read_json, save_problem, save_solution
 from jaxmmap.core.rules import Rules
-from jaxmmap.core.validator import check_solution
+from jaxmmap.core.validator import BUG, check_solution
 from jaxmmap.env.instance import make_instance
 from jaxmmap.env.rollout import to_solution
 
@@ -424,7 +424,7 @@ def _validated(problem: Problem, game, rules: Rules, solver: str) -> Solution:
     """The game as a solution, checked by the validator (an invalid one is a bug: raised)."""
     best = to_solution(problem, game, rules, solver=solver)
     check_solution(problem, best, what="the agent's best game (a bug in the game)",
-                   allow_nocopy_move=rules.nocopy_offset == "lowest")
+                   allow_nocopy_move=rules.nocopy_offset == "lowest", hint=BUG)
     return best
 
 

@@ -40,9 +40,12 @@ def within(work, seconds: float):
 
     thread = threading.Thread(target=run, name="jaxmmap-solver", daemon=True)
     thread.start()
-    thread.join(max(seconds, 0.0))
+    try:
+        thread.join(max(seconds, 0.0))
+    finally:  # (also where the wait itself is interrupted: Ctrl-C)
+        if thread.is_alive():
+            stop.set()
     if thread.is_alive():
-        stop.set()
         raise Overran(f"the work did not end within {seconds:.1f} s")
     if "error" in out:
         raise out["error"]

@@ -72,6 +72,7 @@ out of the pairwise checks (overlap, copy engine, supply), which would only repe
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import heapq
 import math
 import weakref
@@ -189,6 +190,8 @@ def validate(problem: Problem, solution: Solution, *, rtol: float = 1e-5,
 #: times outside the program, also refused even with `allow_invalid`).
 UNUSABLE = frozenset({"length", "action"})
 SHOWN = 10  # violations listed in a `SolutionRejected` message
+#: `check_solution`'s hint for a solution the package made itself: its refusal is a bug.
+BUG = "; a bug in jaxmmap: please report it with this message"
 
 
 class SolutionRejected(UserError):
@@ -207,29 +210,34 @@ class SolutionRejected(UserError):
 
 
 def check_solution(problem: Problem, solution: Solution, *, what: str = "the solution",
-                   allow_invalid: bool = False, allow_nocopy_move: bool | None = None) -> Report:
+                   allow_invalid: bool = False, allow_nocopy_move: bool | None = None,
+                   hint: str = "; to see its figures anyway, pass --show-invalid") -> Report:
     """The one check of a solution before anything is reported about it: validates `solution`
-    once and remembers the verdict, so that every later check of the same `Solution` object
-    against the same `problem` (by `latency`, the report, the placer, the command line) reuses
-    it instead of validating again. A checked solution's arrays are made read-only, so the
-    verdict cannot go stale.
+    once and remembers the verdict with a fingerprint of its arrays, so that every later check
+    of the same `Solution` object, unchanged, against the same `problem` (by `latency`, the
+    report, the placer, the command line) reuses it instead of validating again (the
+    fingerprint costs a hash of the arrays' bytes, not a validation).
 
-    Raises `SolutionRejected` listing the violations, unless `allow_invalid` (the caller then
-    marks its output invalid); even then a solution whose arrays are unusable (`UNUSABLE`) is
-    refused. `allow_nocopy_move` (see `validate`): by default, a NoCopy that moves data is
-    accepted when the solution was made under the paper's "lowest" NoCopy rule, the rules it
-    declares (the one relaxation a solution's own rules select; `validate` itself never relaxes
-    a check on a solution's word); a solver passes the rules it played under."""
+    Raises `SolutionRejected` listing the violations (with `hint` after the count: a solver's
+    own result passes ""), unless `allow_invalid` (the caller then marks its output invalid);
+    even then a solution whose arrays are unusable (`UNUSABLE`) is refused. `allow_nocopy_move`
+    (see `validate`): by default, a NoCopy that moves data is accepted when the solution was
+    made under the paper's "lowest" NoCopy rule, the rules it declares (the one relaxation a
+    solution's own rules select; `validate` itself never relaxes a check on a solution's word);
+    a solver passes the rules it played under."""
     if allow_nocopy_move is None:
         allow_nocopy_move = isinstance(solution.rules, dict) and solution.rules.get("nocopy_offset") == "lowest"
-    report = _remembered(problem, solution, allow_nocopy_move)
-    if report is None:
+    key = (allow_nocopy_move, _fingerprint(solution))
+    kept = _VERDICTS.get(solution)
+    if kept is not None and kept[0]() is problem and kept[1] == key:
+        report = kept[2]
+    else:
         report = validate(problem, solution, allow_nocopy_move=allow_nocopy_move)
-        _remember(problem, solution, allow_nocopy_move, report)
+        _VERDICTS[solution] = (weakref.ref(problem), key, report)
     if report.ok:
         return report
     if not allow_invalid:
-        raise SolutionRejected(what, report, hint="; to see its figures anyway, pass --show-invalid")
+        raise SolutionRejected(what, report, hint=hint)
     steps = problem.num_steps
     if report.rules() & UNUSABLE or any(
             np.any((np.asarray(getattr(solution, k)) < -1) | (np.asarray(getattr(solution, k)) >= steps))
@@ -239,28 +247,21 @@ def check_solution(problem: Problem, solution: Solution, *, what: str = "the sol
     return report
 
 
-# (solution -> (problem, allow_nocopy_move, report)): the verdicts of `check_solution`, kept as
-# long as the solution lives; a `Solution` hashes by identity (eq=False)
+# (solution -> (problem, (allow_nocopy_move, fingerprint), report)): the verdicts of
+# `check_solution`, kept as long as the solution lives; a `Solution` hashes by identity (eq=False)
 _VERDICTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _ARRAYS = ("action", "offset", "alloc_start", "alloc_end", "copy_start", "copy_end")
 
 
-def _remembered(problem: Problem, solution: Solution, allow_nocopy_move: bool) -> Report | None:
-    kept = _VERDICTS.get(solution)
-    if kept is None or kept[0]() is not problem or kept[1] != allow_nocopy_move:
-        return None
-    return kept[2]
-
-
-def _remember(problem: Problem, solution: Solution, allow_nocopy_move: bool, report: Report) -> None:
-    """Keeps the verdict where the solution's arrays are numpy arrays, made read-only here;
-    otherwise the solution is simply checked again next time."""
-    arrays = [getattr(solution, k) for k in _ARRAYS]
-    if not all(isinstance(a, np.ndarray) for a in arrays):
-        return
-    for a in arrays:
-        a.flags.writeable = False
-    _VERDICTS[solution] = (weakref.ref(problem), allow_nocopy_move, report)
+def _fingerprint(solution: Solution) -> bytes:
+    """A digest of what `validate` reads of a solution besides its problem: its arrays (their
+    bytes, dtype and shape), its return and the problem it names."""
+    digest = hashlib.blake2b(f"{solution.problem!r} {float(solution.ret)!r}".encode(), digest_size=16)
+    for name in _ARRAYS:
+        a = np.ascontiguousarray(getattr(solution, name))
+        digest.update(f"{a.dtype.str}{a.shape}".encode())
+        digest.update(a.tobytes())
+    return digest.digest()
 
 
 def relabelled(solution: Solution, *, solver: str | None = None, metadata: dict | None = None) -> Solution:

@@ -19,7 +19,7 @@ import numpy as np
 
 from jaxmmap.core.problem import Problem, Solution
 from jaxmmap.core.rules import Rules, discretize, exact_return
-from jaxmmap.core.validator import check_solution  # the independent checker
+from jaxmmap.core.validator import BUG, check_solution  # the independent checker
 from jaxmmap.env import game
 from jaxmmap.env.instance import Instance, make_instance
 
@@ -226,7 +226,7 @@ def play(problem: Problem, policy: str = "greedy", *, seed: int = 0, games: int 
         raise RuntimeError(f"no game of the {policy} policy finished feasibly")
     solution = to_solution(problem, state, rules, solver=policy)
     check_solution(problem, solution, what=f"the {policy} policy's best game (a bug in the game)",
-                   allow_nocopy_move=rules.nocopy_offset == "lowest")
+                   allow_nocopy_move=rules.nocopy_offset == "lowest", hint=BUG)
     summary = {"problem": problem.name, "policy": policy, "seed": seed, "games": games,
                "best_return": float(returns[best]),
                "mean_return": float(np.mean(np.where(np.isfinite(returns), returns, 0.0))),

@@ -94,7 +94,7 @@ def latency_table(data: dict, *, ran_baseline: bool = False) -> str:
         cells.append((name + ("" if r["valid"] else " INVALID"), printable(r["solver"]), number(r["return"]),
                       number(r["latency"]), number(r["stall"]), percent(r["speedup_over_all_slow_percent"]),
                       percent(r.get("speedup_over_heuristic_percent"))))
-    widths = [max(len(t), *(len(c[i]) for c in cells)) for i, t in enumerate(titles)]
+    widths = [max([len(t), *(len(c[i]) for c in cells)]) for i, t in enumerate(titles)]
 
     def line(values):
         return "  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths))).rstrip()

@@ -10,7 +10,7 @@ import time
 from jaxmmap.core.clock import Overran, within, without_grace
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
-from jaxmmap.core.validator import check_solution, relabelled
+from jaxmmap.core.validator import BUG, check_solution, relabelled
 from jaxmmap.solvers._options import check_options
 from jaxmmap.solvers._registry import PLACED, SOLVERS
 from jaxmmap.solvers.base import Result
@@ -62,7 +62,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
             except Overran:
                 return _overran(solver, nothing, start, budget_s)
     check_solution(problem, result.solution, what=f"the {solver} solver's solution (a bug in that solver)",
-                   allow_nocopy_move=rules.nocopy_offset == "lowest")
+                   allow_nocopy_move=rules.nocopy_offset == "lowest", hint=BUG)
     if not place:
         return result
     left = budget_s - (time.perf_counter() - start)

@@ -138,7 +138,8 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     elif large and mode == "expert" and demonstration is None:
         first = _first_game(problem, START_SHARE * (1 - place_share) * budget_s, seed, rules, config.pretrained)
         demonstration, wish = first.solution.action, first.guide if guide else None
-    elif config.pretrained and guide and place_share > 0:  # (its game's guide only: the search plays its games)
+    if wish is None and config.pretrained and guide and place_share > 0 and not (large and first is not None):
+        # (its game's guide only: the search plays its games)
         wish = _network_games(problem, START_SHARE * (1 - place_share) * budget_s, seed, rules,
                               generalist_lib.load()[0], samples=False).guide
     before = time.perf_counter() - began
@@ -425,7 +426,7 @@ AGENT_OPTIONS = {
     "dirichlet_fraction": Option(float, _SHARE, "share of the root's noise"),
     "dirichlet_alpha": Option(float, _RATE, "concentration of the root's noise"),
     "init_temperature": Option(float, _RATE, "the action temperature at the start"),
-    "final_temperature": Option(float, _RATE, "the action temperature at the end"),
+    "final_temperature": Option(float, "[0, inf)", "the action temperature at the end (0: greedy)"),
     "temperature_decay": Option(float, _SHARE, "the run's share at which the temperature falls"),
     "stagger": Option(bool, doc="the first batch's games start at staggered moves"),
     "discount": Option(float, _SHARE, "the return's discount factor"),

@@ -31,7 +31,7 @@ from ortools.sat.python import cp_model
 from jaxmmap.core.files import UserError
 from jaxmmap.core.problem import Problem, Solution
 from jaxmmap.core.rules import Rules
-from jaxmmap.core.validator import check_solution, recomputed_return
+from jaxmmap.core.validator import SolutionRejected, check_solution, recomputed_return
 from jaxmmap.solvers.base import Anytime, Refused, Result
 from jaxmmap.solvers.cpsat._shared import all_drop
 from jaxmmap.solvers.cpsat.bound import upper_bound
@@ -83,7 +83,10 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
     def offer(sol: Solution) -> None:
         # (the return is the validator's: the model's objective is in its own units)
         sol = dataclasses.replace(sol, solver="cpsat", ret=recomputed_return(problem, sol.action))
-        report = check_solution(problem, sol, allow_invalid=True, allow_nocopy_move=allow_move)
+        try:
+            report = check_solution(problem, sol, allow_invalid=True, allow_nocopy_move=allow_move)
+        except SolutionRejected as e:  # (arrays that cannot even be simulated)
+            report = e.report
         if report.ok:
             clock.offer(sol)
         else:  # never expected: kept for the report rather than returned
@@ -159,7 +162,7 @@ def _search(model: _Model, seconds: float, offer, *, workers: int, seed: int, lo
 
 
 declare(cpsat, {
-    "workers": Option(int, "[1, inf)", "CP-SAT search workers (threads)"),
+    "workers": Option(int, "[0, inf)", "CP-SAT search workers (threads; 0: as many as OR-Tools chooses)"),
     "max_buffers": Option(int, "[1, inf)", "refuse problems with more buffers (null: no limit)", null=True),
     "hint": Option(Solution, doc="a solution to start from: greedy plays the greedy game first", choices=("greedy",),
                    null=True),

@@ -152,5 +152,5 @@ declare(heuristic, {
     "preferred_overlap": Option(float, "[0, inf)", "a prefetch's preferred overlap, in copy times"),
     "min_overlap": Option(float, "[0, inf)", "a prefetch's least overlap, in copy times"),
     "max_overlap": Option(float, "[0, inf)", "a prefetch's most overlap, and the longest gap a kept buffer spans"),
-    "moves": Option(int, "[0, inf)", "the most local moves after the plans (0: none)"),
+    "moves": Option(int, "[0, inf)", "the most local moves after the plans (0: none; null: no limit)", null=True),
 })
