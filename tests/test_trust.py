@@ -97,7 +97,7 @@ def test_a_gzip_with_corrupt_data_or_too_much_of_it_is_refused(tmp_path, monkeyp
 
 @pytest.mark.parametrize("options,message", [
     ({"mode": "bogus"}, "one of plan, game, best"), ({"pins": "abc"}, "one of null, never"),
-    ({"moves": "abc"}, "whole number >= 0"), ({"moves": None}, "whole number >= 0"),
+    ({"moves": "abc"}, "whole number >= 0"), ({"moves": -1}, "whole number >= 0"),
 ])
 def test_solver_options_of_the_wrong_kind_are_one_user_error(options, message):
     with pytest.raises(UserError, match=message):
