@@ -5,8 +5,7 @@ validated, results as a table and as reward-over-time curves (the paper's Figure
     result = compare.compare([problem], ["random", "greedy", "heuristic"], budget_s=10, seeds=3)
     result.save("runs/compare")   # results.csv, results.md, curves.png, traces.json
 
-or `jaxmmap compare --instances suite:resnet* bundled:tiny --solvers random heuristic es
---budget 30 --seeds 3 -o runs/compare`.
+or `jaxmmap compare --instances suite:resnet* bundled:tiny --solvers random heuristic es --budget 30 -o runs/cmp`.
 
 Each (instance, solver, seed) is one run of `jaxmmap.solvers.solve` under `budget_s` seconds of
 wall time, compilation included (it is part of what using a solver costs). A run ends as `ok`
@@ -34,6 +33,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+import jax
 import numpy as np
 
 from jaxmmap.core.files import (
@@ -390,6 +390,7 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
                                        max(cpsat_bound, best_ok))
         mine = speeds(problem, {solver: s for (name, solver), s in best.items() if name == problem.name})
         speed.update({(problem.name, solver): row for solver, row in mine.items()})
+        jax.clear_caches()  # (each compiled CPU program keeps its code mapped: 36 runs of 5 solvers used them all up)
     environment = {"machine": _machine(), "python": platform.python_version(),
                    "argv": " ".join(sys.argv)}
     return Comparison(runs=runs, bounds=bounds, budget_s=budget_s, seeds=seeds,
