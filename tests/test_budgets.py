@@ -18,6 +18,8 @@ from jaxmmap.env import rollout
 from jaxmmap.env.rollout import advance, drop_first_policy, greedy_policy, rollouts, start
 from jaxmmap.solvers import SOLVERS, _registry, _solve, base, solve
 from jaxmmap.solvers.base import Anytime, Refused
+from jaxmmap.solvers.heuristic import heuristic
+from jaxmmap.solvers.placer import place_nothing
 from jaxmmap.solvers.simple import greedy, random_search
 
 RULES = Rules(columns=64)
@@ -255,6 +257,26 @@ def test_a_placed_solver_that_overruns_its_budget_is_left_behind_with_the_placem
     assert result.solution.solver == "stuck+placed" and result.info["placed_start"] == "nothing"
     assert "overran" in result.info and validate(problem, result.solution).ok
     assert ended.wait(10)  # (and its error was dropped)
+
+
+def test_an_overrun_keeps_the_best_solution_the_solvers_clocks_held(monkeypatch):
+    """What a solver cut off had found (offered to a clock of its own) is written where it beats
+    the placement of no decisions, as its game (not placed: there is no time left)."""
+    problem = generate(5, num_instructions=30, memory_fraction=0.3)
+    held = heuristic(problem, 5.0, 0).solution  # (its plans and moves: above the placement of no decisions here)
+    assert held.ret > place_nothing(problem, rules=Rules(), budget_s=5.0).ret
+
+    def found_then_stuck(problem, budget_s, seed, *, rules):
+        Anytime(budget_s).offer(held)
+        time.sleep(6.0)  # (past 1.05 x 2 s + 3 s)
+        raise RuntimeError("dropped: the caller has gone on")
+
+    monkeypatch.setitem(SOLVERS, "found", found_then_stuck)
+    monkeypatch.setattr(_solve, "PLACED", _registry.PLACED | {"found"})
+    monkeypatch.setattr(_solve, "check_options", lambda *a: None)
+    result = solve(problem, "found", budget_s=2.0)
+    assert result.solution.ret == held.ret and result.info["placed_start"] == "game"
+    assert result.info["raw_return"] == held.ret and "its best game so far" in result.info["overran"]
 
 
 def test_a_placed_solver_within_its_time_runs_as_before_and_its_mistakes_reach_the_caller(monkeypatch):

@@ -15,22 +15,30 @@ __all__ = ["Clock", "Overran", "within", "without_grace"]
 
 _GRACE = contextvars.ContextVar("grace", default=True)
 _STOP = contextvars.ContextVar("stop", default=None)
+_CLOCKS = contextvars.ContextVar("clocks", default=None)  # the clocks a `within` run made
 
 
 class Overran(Exception):
-    """`within`'s work did not end in its time; it was told to stop (`Clock.stopped`)."""
+    """`within`'s work did not end in its time; it was told to stop (`Clock.stopped`). `best`:
+    the best solution its clocks held then (None if none)."""
+
+    def __init__(self, message: str, best: Solution | None = None):
+        super().__init__(message)
+        self.best = best
 
 
 def within(work, seconds: float):
     """`work()`'s value where it ends within `seconds`; else raises `Overran` at once, and the
     clocks `work` made see no time left from then on (`Clock.elapsed` is inf), so that it ends at
     its next look at the clock. A compile cannot be interrupted: the work goes on in a daemon
-    thread until then, and what it returns or raises afterwards is dropped. Its exceptions within
+    thread until then, and what it returns or raises afterwards is dropped (`Overran.best` keeps
+the best solution its clocks held). Its exceptions within
     the time are raised here. This is how a budget holds when compiles run long: on a busy machine
     a short budget's compiles alone can outlast it (docs/solvers.md, The contract)."""
-    stop, out = threading.Event(), {}
+    stop, out, clocks = threading.Event(), {}, []
     context = contextvars.copy_context()
     context.run(_STOP.set, stop)
+    context.run(_CLOCKS.set, clocks)
 
     def run():
         try:
@@ -46,7 +54,8 @@ def within(work, seconds: float):
         if thread.is_alive():
             stop.set()
     if thread.is_alive():
-        raise Overran(f"the work did not end within {seconds:.1f} s")
+        held = [c.best for c in list(clocks) if c.best is not None]
+        raise Overran(f"the work did not end within {seconds:.1f} s", max(held, key=lambda b: b.ret, default=None))
     if "error" in out:
         raise out["error"]
     return out["value"]
@@ -83,6 +92,8 @@ class Clock:
         self.trace: list[tuple[float, float]] = []
         self.grace = _GRACE.get()
         self._stop = _STOP.get()
+        if (made := _CLOCKS.get()) is not None:  # (so that a stopped run's best is not lost)
+            made.append(self)
 
     def elapsed(self) -> float:
         """Seconds since the clock was made; inf once the work was told to stop (`within`)."""

@@ -59,8 +59,8 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
         else:  # the placement of no decisions is written where the solver overruns its budget
             try:
                 result = within(run, OVERRUN * budget_s + OVERRUN_S - (time.perf_counter() - start))
-            except Overran:
-                return _overran(solver, nothing, start, budget_s)
+            except Overran as cut:
+                return _overran(problem, rules, solver, nothing, cut.best, start, budget_s)
     check_solution(problem, result.solution, what=f"the {solver} solver's solution (a bug in that solver)",
                    allow_nocopy_move=rules.nocopy_offset == "lowest", hint=BUG)
     if not place:
@@ -85,12 +85,21 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
                                raw=result.solution)
 
 
-def _overran(solver: str, nothing, start: float, budget_s: float) -> Result:
-    """The result of a solver that overran its budget (`OVERRUN`): the placement of no decisions
-    (checked already), named as the solver's placed solution."""
+def _overran(problem: Problem, rules: Rules, solver: str, nothing, held, start: float, budget_s: float) -> Result:
+    """The result of a solver that overran its budget (`OVERRUN`): the better of the best
+    solution its clocks held (`held`, checked here, not placed) and the placement of no
+    decisions (checked already), named as the solver's."""
     seconds = time.perf_counter() - start
-    solution = relabelled(nothing, solver=f"{solver}+placed", metadata={**nothing.metadata, "start": "nothing"})
+    if held is not None:
+        check_solution(problem, held, what=f"the {solver} solver's solution (a bug in that solver)",
+                       allow_nocopy_move=rules.nocopy_offset == "lowest", hint=BUG)
+    game = held is not None and held.ret > nothing.ret
+    solution = relabelled(held, solver=solver) if game else relabelled(
+        nothing, solver=f"{solver}+placed", metadata={**nothing.metadata, "start": "nothing"})
+    kept = "its best game so far" if game else "the placement of no decisions"
     info = {"overran": f"the {solver} solver did not end within {OVERRUN:g}x its budget of {budget_s:g} s plus"
-                       f" {OVERRUN_S:g} s (a compile cannot be cut): the placement of no decisions is written",
-            "placed_start": "nothing"}
+                       f" {OVERRUN_S:g} s (a compile cannot be cut): {kept} is written",
+            "placed_start": "game" if game else "nothing"}
+    if held is not None:
+        info["raw_return"] = float(held.ret)
     return Result(solution=solution, trace=((seconds, float(solution.ret)),), seconds=seconds, info=info)

@@ -135,6 +135,7 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
         plan = heuristic(problem, PLAN_SHARE * (1 - place_share) * budget_s, 0, rules=rules).solution.action
         first = Result(solution=play_plan(problem, plan, rules, solver="heuristic-plan"), trace=(), seconds=0.0, info={})
         demonstration = first.solution.action
+        Anytime(budget_s).offer(first.solution)  # (a clock that holds it, for `solve`'s cut-off: `clock.within`)
     elif large and mode == "expert" and demonstration is None:
         first = _first_game(problem, START_SHARE * (1 - place_share) * budget_s, seed, rules, config.pretrained)
         demonstration, wish = first.solution.action, first.guide if guide else None
