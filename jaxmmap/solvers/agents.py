@@ -39,7 +39,7 @@ from jaxmmap.solvers.base import (
     moves_left,
     play_on_the_clock,
 )
-from jaxmmap.solvers.heuristic import PLAN_SHARE, heuristic, play_plan
+from jaxmmap.solvers.heuristic import PLAN_SHARE, from_plan, heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, RESTARTS, place
 from jaxmmap.solvers.simple import greedy
 from jaxmmap.solvers.spec import FROM_HEURISTIC, PADDING, Option, check, declare
@@ -130,8 +130,7 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     config = agent_config(**options)
     mode = config.mode
     began, first, wish = time.perf_counter(), None, None  # (wish: the guide, float32[N, 3], where drawn)
-    from_heuristic = rules.placement == "deferred" if from_heuristic is None else from_heuristic
-    if from_heuristic and mode == "expert" and demonstration is None:
+    if from_plan(rules, from_heuristic) and mode == "expert" and demonstration is None:
         plan = heuristic(problem, PLAN_SHARE * (1 - place_share) * budget_s, 0, rules=rules).solution.action
         first = Result(solution=play_plan(problem, plan, rules, solver="heuristic-plan"), trace=(), seconds=0.0, info={})
         demonstration = first.solution.action

@@ -407,12 +407,9 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     cfg = _config(options)
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
-    plan = None
-    from_heuristic = rules.placement == "deferred" if from_heuristic is None else from_heuristic
-    if from_heuristic:
-        plan = plan_start(clock, problem, rules, instance.width.shape[0], "egrl")
-        if plan is None:  # (no time left for a generation: the plan's game stands)
-            return clock.result(generations=0, games=0, from_heuristic=True)
+    from_heuristic, plan, ended = plan_start(clock, problem, rules, instance.width.shape[0], "egrl", from_heuristic)
+    if ended is not None:  # (no time left for a generation: the plan's game stands)
+        return ended
     made = _jitted(cfg, from_heuristic)
     compiles = lambda: made.ask.traces + made.play.traces + made.tell.traces  # noqa: E731
     traces = compiles()

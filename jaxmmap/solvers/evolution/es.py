@@ -218,12 +218,9 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
     clock = Anytime(budget_s)
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
-    plan = None
-    from_heuristic = rules.placement == "deferred" if from_heuristic is None else from_heuristic
-    if from_heuristic:
-        plan = plan_start(clock, problem, rules, instance.width.shape[0], "es")
-        if plan is None:  # (no time left for a generation: the plan's game stands)
-            return clock.result(generations=0, games=0, from_heuristic=True)
+    from_heuristic, plan, ended = plan_start(clock, problem, rules, instance.width.shape[0], "es", from_heuristic)
+    if ended is not None:  # (no time left for a generation: the plan's game stands)
+        return ended
     weight = float(plan_weight) if from_heuristic else None
     config = (population, hidden, float(sigma), float(lr), patience if patience > 0 else 2 ** 30, weight)
     init, ask, tell = _jitted(*config)

@@ -122,21 +122,31 @@ def play_plan(problem: Problem, planned: np.ndarray, rules: Rules = Rules(), *,
     return to_solution(problem, state, rules, solver=solver)  # raises if the game was lost
 
 
-def plan_start(clock: Anytime, problem: Problem, rules: Rules, num_buffers: int, solver: str) -> jax.Array | None:
-    """A game solver's start from the heuristic (`from_heuristic`): the heuristic's solution (its
+def from_plan(rules: Rules, from_heuristic: bool | None) -> bool:
+    """Whether a game solver starts from the heuristic's plan: `from_heuristic`, by default
+    (None) in the deferred game only, where the plan's game keeps the plan's placed return."""
+    return rules.placement == "deferred" if from_heuristic is None else bool(from_heuristic)
+
+
+def plan_start(clock: Anytime, problem: Problem, rules: Rules, num_buffers: int, solver: str,
+               from_heuristic: bool | None = None):
+    """A game solver's start from the heuristic (`from_plan`): the heuristic's solution (its
     plans and local moves within `PLAN_SHARE` of the clock's budget) as the game plays it
-    (`play_plan`), offered to `clock` as `solver`'s first solution. Returns
-    its actions padded to `num_buffers` (int32[num_buffers], -1: no plan), or None where the time
-    left is under twice the replay's (its compile and one game: the solver's first batch
-    compiles and plays games as large), so that the solver ends with the plan's game, on time."""
+    (`play_plan`), offered to `clock` as `solver`'s first solution. Returns (on, plan, ended):
+    whether the solver starts from the plan; its actions padded to `num_buffers`
+    (int32[num_buffers], -1: no plan; None when off or ended); and, where the time left is under
+    twice the replay's (its compile and one game: the solver's first batch compiles and plays
+    games as large), the clock's result with the plan's game, to return on time (else None)."""
+    if not from_plan(rules, from_heuristic):
+        return False, None, None
     action = heuristic(problem, PLAN_SHARE * clock.budget_s, 0, rules=rules).solution.action
     began = time.perf_counter()
     first = play_plan(problem, action, rules, solver=solver)
     clock.offer(first)
     replay_s = time.perf_counter() - began
     if clock.budget_s - clock.elapsed() < 2 * replay_s:
-        return None
-    return jnp.full(num_buffers, -1, jnp.int32).at[: problem.num_buffers].set(first.action)
+        return True, None, clock.result(generations=0, games=0, from_heuristic=True)
+    return True, jnp.full(num_buffers, -1, jnp.int32).at[: problem.num_buffers].set(first.action), None
 
 
 @jax.jit
