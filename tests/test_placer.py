@@ -388,3 +388,25 @@ def test_the_speed_benchmark_moves_as_another_commit_does(capsys):
     speed.main(["--sizes", "150", "--moves", "4", "--against", "HEAD"])
     out = capsys.readouterr().out
     assert "| yes |" in out and "as fast as at HEAD" in out
+
+
+def test_a_solution_the_solver_placed_itself_says_where_its_placement_started(monkeypatch):
+    """A solver that places its game itself (`muzero`: "<solver>+placed") and whose solution no
+    placement beats reports the start of its own placement, not "game"."""
+    import jaxmmap.solvers as solvers
+    from jaxmmap.core.validator import relabelled
+    from jaxmmap.solvers import _solve
+    from jaxmmap.solvers.placer import place_nothing
+
+    problem = generate(3, num_instructions=100)
+    rules = Rules(columns=auto_columns(problem))
+    floor = place_nothing(problem, rules=rules)
+    own = relabelled(floor, solver="random+placed", metadata={**floor.metadata, "start": "nothing"})
+
+    def placed_itself(problem, budget_s, seed, *, rules):
+        return Result(solution=own, trace=((0.1, float(own.ret)),), seconds=0.1, info={})
+
+    monkeypatch.setitem(solvers.SOLVERS, "random", placed_itself)
+    monkeypatch.setattr(_solve, "place_solution", lambda problem, solution, **kw: solution)  # (nothing beats it)
+    result = solve(problem, "random", budget_s=1.0, rules=rules)
+    assert result.solution.ret == own.ret and result.info["placed_start"] == "nothing"

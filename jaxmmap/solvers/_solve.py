@@ -79,8 +79,10 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
         trace = (*trace, (seconds, float(placed.ret)))
         info["placed"] = placed.metadata.get("moves")
         info["placed_start"] = placed.metadata.get("start")
-    else:  # (no placement beat the game's own solution)
-        info["placed_start"] = "game"
+    else:  # no placement beat the solver's own solution: its game's, or where the solver placed it
+        # itself (`muzero`), the start of that placement
+        made = result.solution.solver.endswith("+placed")
+        info["placed_start"] = result.solution.metadata.get("start", "game") if made else "game"
     return dataclasses.replace(result, solution=placed, trace=trace, seconds=seconds, info=info,
                                raw=result.solution)
 
