@@ -16,7 +16,7 @@ from jaxmmap.env import game
 from jaxmmap.env.generator import generate
 from jaxmmap.env.instance import make_instance
 from jaxmmap.env.packer import best_fit
-from jaxmmap.env.reference import PACKING_ORDERS, ReferenceGame
+from jaxmmap.env.reference import PACKING_ORDERS, ReferenceGame, lowest_fit
 from jaxmmap.env.reference import best_fit as reference_best_fit
 from jaxmmap.env.rollout import greedy_policy, nth_game, random_policy, rollout, rollouts, to_solution
 
@@ -83,14 +83,17 @@ def test_every_packed_game_is_a_valid_solution(batch):
             assert ref.solution().ret == pytest.approx(ref.board.ret, rel=1e-9)
 
 
-def test_best_fit_equals_the_reference():
+def test_best_fit_and_lowest_fit_equal_the_reference():
     rng = np.random.default_rng(0)
-    fit = jax.jit(best_fit)
+    fit = jax.jit(best_fit, static_argnums=2)
     for _ in range(200):
         blocked = rng.random(64) < rng.choice([0.1, 0.4, 0.8])
         width = int(rng.integers(0, 20))
-        words = np.packbits(blocked.reshape(2, 32)[:, ::-1], axis=1, bitorder="big").view(">u4").ravel()
-        assert int(fit(jnp.asarray(words.astype(np.uint32)), width)) == reference_best_fit(blocked, width)
+        words = jnp.asarray(np.packbits(blocked.reshape(2, 32)[:, ::-1], axis=1, bitorder="big").view(">u4").ravel()
+                            .astype(np.uint32))
+        assert int(fit(words, width, False)) == reference_best_fit(blocked, width)
+        assert int(fit(words, width, True)) == lowest_fit(blocked, width)
+        assert lowest_fit(blocked, width) == next((o for o in range(65 - width) if not blocked[o:o + width].any()), -1)
 
 
 def test_greedy_games_validate_and_the_batch_plays_them_one_by_one():

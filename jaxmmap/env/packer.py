@@ -1,10 +1,12 @@
 """The packer of `Rules(placement="deferred")` (docs/game.md, "Deferred placement"): when the game
 ends, each *unit* (a placed alias group, or a tensor's allocations from one Copy or pin on, joined
-by NoCopy) is placed at one offset over the steps of its allocations, the best-fit offset of the
-memory grid: in three orders, widest first (then the longest hull, the earliest, the first
-buffer), the order of play, and the units the widest-first packing left out first (then the rest as
-before), and the best is kept (a higher return, or within a relative 1e-5 more units placed; ties:
-the earlier order). A unit that fits nowhere is dropped with all its buffers. Internals of
+by NoCopy) is placed at one offset over the steps of its allocations, in six packings of the memory grid:
+at the best-fit offset in five orders (widest first, then the longest hull, the earliest, the first
+buffer; the order of play; the units the widest-first packing left out first, then the rest as
+before; the longest hull first, then the widest, the earliest; the largest hull area, width times
+the steps from its first to its last, first, then the earliest), and widest first at the lowest
+offset that fits. The best is kept (a higher return, or within a relative 1e-5 more units placed;
+ties: the earlier packing). A unit that fits nowhere is dropped with all its buffers. Internals of
 `jaxmmap.env.game.step`; `jaxmmap.env.reference` is the specification, and the tests compare them.
 
 Written here, not taken from a library: it runs inside the jitted game, on the game's own grid.
@@ -24,9 +26,9 @@ from jaxmmap.env.moves import _word_masks
 from jaxmmap.env.types import _ACTION, Board
 
 
-def best_fit(used: jax.Array, width) -> jax.Array:
+def best_fit(used: jax.Array, width, lowest: bool = False) -> jax.Array:
     """The lowest offset of the smallest run of free columns (bits of `used`, uint32[Cw], clear)
-    that holds `width`, or -1; 0 for width 0."""
+    that holds `width` (with `lowest`: of the lowest run that holds it), or -1; 0 for width 0."""
     words = used.shape[0]
     columns = words * 32
     bits = (used[:, None] >> jnp.arange(32, dtype=jnp.uint32)[None, :]) & jnp.uint32(1)
@@ -36,7 +38,7 @@ def best_fit(used: jax.Array, width) -> jax.Array:
     run = next_used - k  # free columns from k on
     starts = free & jnp.concatenate([jnp.ones(1, bool), ~free[:-1]])
     fits = starts & (run >= width)
-    score = jnp.where(fits, run * (columns + 1) + k, jnp.iinfo(jnp.int32).max)
+    score = jnp.where(fits, k if lowest else run * (columns + 1) + k, jnp.iinfo(jnp.int32).max)
     at = jnp.argmin(score).astype(jnp.int32)
     return jnp.where(width <= 0, 0, jnp.where(jnp.any(fits), at, -1)).astype(jnp.int32)
 
@@ -51,10 +53,10 @@ def _return(inst: Instance, keep: jax.Array) -> tuple[jax.Array, jax.Array]:
     return static + jnp.sum(inst.gain[jnp.arange(k), masks]), masks
 
 
-def _pack_order(inst: Instance, order, count, unit, start, end, has, grid: memory.Grid):
-    """Best fit of the first `count` units of `order`, each over the steps of its allocations
-    (buffers with `has`, of `unit`, over [start, end]): (grid, column per unit id, -1 where it did
-    not fit)."""
+def _pack_order(inst: Instance, order, count, unit, start, end, has, grid: memory.Grid, lowest: bool = False):
+    """Best fit (with `lowest`: the lowest fit) of the first `count` units of `order`, each over
+    the steps of its allocations (buffers with `has`, of `unit`, over [start, end]): (grid, column
+    per unit id, -1 where it did not fit)."""
     n = inst.width.shape[0]
     ids = jnp.arange(n, dtype=jnp.int32)
     tail = _word_masks(inst.columns, inst.grid_words * 32 - inst.columns, inst.grid_words)
@@ -71,7 +73,7 @@ def _pack_order(inst: Instance, order, count, unit, start, end, has, grid: memor
         u = order[k]
         width = inst.width[u]
         used = over(k, lambda a, used: used | memory.used(grid, start[a], end[a]), tail)
-        at = best_fit(used, width)
+        at = best_fit(used, width, lowest)
         mask, ok = _word_masks(at, width, inst.grid_words), (at >= 0) & (width > 0)
         grid = over(k, lambda a, grid: memory.fill(grid, start[a], end[a], mask, ok), grid)
         return k + 1, grid, column.at[u].set(at)
@@ -97,9 +99,11 @@ def pack(inst: Instance, board: Board) -> Board:
     is_unit = placed & (unit == ids)
     count = jnp.sum(is_unit).astype(jnp.int32)
     widest = (ids, hull_start, hull_start - hull_end, -inst.width)  # lexsort: the last key first
+    longest = (ids, hull_start, -inst.width, hull_start - hull_end)
+    area = inst.width.astype(jnp.float32) * (hull_end - hull_start + 1).astype(jnp.float32)
 
-    def packing(order):
-        grid, column = _pack_order(inst, order, count, unit, start, end, has, board.cells)
+    def packing(order, lowest=False):
+        grid, column = _pack_order(inst, order, count, unit, start, end, has, board.cells, lowest)
         keep = placed & (column[jnp.minimum(unit, n - 1)] >= 0)
         return (*_return(inst, keep), grid, column, keep, jnp.sum(is_unit & (column >= 0)))
 
@@ -107,10 +111,13 @@ def pack(inst: Instance, board: Board) -> Board:
         tol = 1e-5 * (jnp.abs(best[0]) + jnp.abs(other[0])) + 1e-7
         return (other[0] > best[0] + tol) | ((jnp.abs(other[0] - best[0]) <= tol) & (other[5] > best[5]))
 
-    best = packing(jnp.lexsort((*widest, ~is_unit)))
+    by_width = jnp.lexsort((*widest, ~is_unit))
+    best = packing(by_width)
     left_out = best[3] < 0  # (per unit id) what the widest-first packing could not place goes first
-    for order in (jnp.lexsort((ids, ~is_unit)), jnp.lexsort((*widest, ~left_out, ~is_unit))):
-        other = packing(order)
+    for order, lowest in ((jnp.lexsort((ids, ~is_unit)), False), (jnp.lexsort((*widest, ~left_out, ~is_unit)), False),
+                          (jnp.lexsort((*longest, ~is_unit)), False),
+                          (jnp.lexsort((ids, hull_start, -area, ~is_unit)), False), (by_width, True)):
+        other = packing(order, lowest)
         best = jax.tree.map(lambda a, b, take=better(best, other): jnp.where(take, b, a), best, other)
     ret, masks, grid, column, keep, _ = best
     lost = placed & ~keep

@@ -17,7 +17,7 @@ from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
 from jaxmmap.core.rules import Discretized, Rules, discretize, exact_return
 
 UNDECIDED = -1
-PACKING_ORDERS = ("widest", "play", "repack")
+PACKING_ORDERS = ("widest", "play", "repack", "longest", "area", "widest-lowest")
 
 
 def best_fit(blocked: np.ndarray, width: int) -> int:
@@ -46,12 +46,21 @@ def better_packing(ret, placed: int, other_ret, other_placed: int) -> bool:
     return other_ret > ret + tol or (abs(other_ret - ret) <= tol and other_placed > placed)
 
 
-def pack_units(order, rows: dict, width: dict, num_steps: int, columns: int) -> dict:
-    """Best fit of each unit's rows (bool[T]), in `order`: {unit: column} of those that fit."""
+def lowest_fit(blocked: np.ndarray, width: int) -> int:
+    """The lowest offset of a run of free columns that holds `width`, or -1."""
+    if width == 0:
+        return 0
+    free = np.concatenate([[0], np.cumsum(~blocked)])
+    fits = np.flatnonzero(free[width:] - free[:-width] == width)
+    return int(fits[0]) if fits.size else -1
+
+
+def pack_units(order, rows: dict, width: dict, num_steps: int, columns: int, fit=best_fit) -> dict:
+    """`fit` (best fit) of each unit's rows (bool[T]), in `order`: {unit: column} of those that fit."""
     used = np.zeros((num_steps, columns), bool)
     column = {}
     for u in order:
-        o = best_fit(used[rows[u]].any(axis=0), width[u])
+        o = fit(used[rows[u]].any(axis=0), width[u])
         if o >= 0:
             used[np.ix_(rows[u], np.arange(o, o + width[u]))] = True
             column[u] = o
@@ -382,9 +391,11 @@ class ReferenceGame:
 
     def _pack(self) -> float:
         """Places the finished game's units (Rules(placement="deferred")): each unit's steps at
-        one offset, best fit, in three orders (`PACKING_ORDERS`: widest first, then the longest
-        hull, the earliest; the order of play; and the units the widest-first packing left out
-        first, then the others as before), keeping the best (`better_packing`; ties: the earlier
+        one offset, best fit, in five orders (`PACKING_ORDERS`: widest first, then the longest
+        hull, the earliest; the order of play; the units the widest-first packing left out
+        first, then the others as before; the longest hull first, then the widest, the earliest;
+        the largest hull area, width times hull steps, first, then the earliest; and widest first
+        again at the lowest offset that fits, not the best fit), keeping the best (`better_packing`; ties: the earlier
         order). A unit that fits nowhere is dropped with all its buffers. Returns the change of
         the return."""
         b, d = self.board, self.d
@@ -394,11 +405,15 @@ class ReferenceGame:
         width = {u: int(d.width[u]) for u in units}
         hull = {u: (int(np.argmax(b.rows[u])), len(b.rows[u]) - 1 - int(np.argmax(b.rows[u][::-1]))) for u in units}
         widest = sorted(units, key=lambda u: (-width[u], hull[u][0] - hull[u][1], hull[u][0], u))
+        longest = sorted(units, key=lambda u: (hull[u][0] - hull[u][1], -width[u], hull[u][0], u))
+        area = {u: np.float32(width[u]) * np.float32(hull[u][1] - hull[u][0] + 1) for u in units}  # (as the JAX game's)
+        by_area = sorted(units, key=lambda u: (-area[u], hull[u][0], u))
         best, first = None, None
-        for name, order in zip(PACKING_ORDERS, (widest, units, None)):
+        for name, order in zip(PACKING_ORDERS, (widest, units, None, longest, by_area, widest)):
             if order is None:  # repack: what the widest-first packing left out goes first
                 order = [u for u in widest if u not in first] + [u for u in widest if u in first]
-            column = pack_units(order, b.rows, width, self.problem.num_steps, d.usable_columns)
+            fit = lowest_fit if name.endswith("-lowest") else best_fit
+            column = pack_units(order, b.rows, width, self.problem.num_steps, d.usable_columns, fit)
             first = column if first is None else first
             keep = placed & np.isin(b.offset, list(column))
             ret = exact_return(self.problem, np.where(keep, b.action, DROP), d)

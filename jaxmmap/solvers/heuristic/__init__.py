@@ -48,8 +48,9 @@ mode for another solution's decisions, `plan(decisions=...)`), `_moves` (local m
 `solvers/placer.py` and `solvers/pinning.py` are built on it.
 
 Replay (`mode="game"`): the game plays the planned action of each buffer when it is legal, else
-the next one in a fixed fallback order (planned Copy: Copy, NoCopy, Drop; NoCopy: NoCopy, Copy,
-Drop; Drop: Drop, NoCopy, Copy), with the Drop-backup on. The game places greedily in buffer
+the next one in a fixed fallback order (planned Copy: Copy, NoCopy, Drop, and of an output Copy,
+Drop, NoCopy, since its NoCopy pins the tensor for life; NoCopy: NoCopy, Copy, Drop; Drop: Drop,
+NoCopy, Copy), with the Drop-backup on. The game places greedily in buffer
 order (lowest offset, latest copy start), so the replay usually returns less than the plan.
 """
 from jaxmmap.solvers.heuristic._memory import Memory
