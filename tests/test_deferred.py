@@ -64,12 +64,17 @@ def test_jax_equals_reference_move_by_move(batch):
 
 
 def test_the_cases_pack_restore_and_drop_what_does_not_fit(batch):
-    """The random plays reach the end, some restore, and some packings leave units out."""
+    """The random plays reach the end, some restore, some packings leave units out, and some
+    inputs' copies end early."""
     backup, cases, played, _, _ = batch
     packed = [ref.packed for ref, _, _ in played if ref.packed is not None]
     assert len(packed) >= len(cases) // 2
     assert sum(p["unplaced"] > 0 for p in packed) >= 2
     assert "widest" in {p["order"] for p in packed} <= set(PACKING_ORDERS)
+    early_ends = sum(int(np.sum(~problem.is_output & (ref.board.copy[:, 1] >= 0)
+                                & (ref.board.copy[:, 1] < problem.target_time - 1)))
+                     for (_, problem, _), (ref, _, _) in zip(cases, played))
+    assert early_ends >= 3  # inputs' copies that met another's and ended before their target's step
     if backup:
         assert sum(ref.restores for ref, _, _ in played) >= 5
 

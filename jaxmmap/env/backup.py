@@ -215,7 +215,8 @@ def _replay(inst: Instance, board: Board, until) -> Board:
         is_out, t = inst.is_output[i], inst.target[i]
         start, end = rec.alloc_start[i].astype(jnp.int32), rec.alloc_end[i].astype(jnp.int32)
         c_start = jnp.where(copied, jnp.where(is_out, t + 1, start), -1)
-        c_end = jnp.where(copied, jnp.where(is_out, end, t - 1), -1)
+        ends = t - 1 if rec.copy_end is None else rec.copy_end[i].astype(jnp.int32)  # (deferred: recorded)
+        c_end = jnp.where(copied, jnp.where(is_out, end, ends), -1)
         same = lambda x: jnp.full(3, x, jnp.int32)  # noqa: E731 (the recorded move, whatever the action)
         cand = Candidates(
             legal=jnp.ones(3, bool), offset=same(rec.offset[i]), level=same(-1), alloc_start=same(start),

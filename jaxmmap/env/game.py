@@ -79,7 +79,7 @@ def init(instance: Instance, *, backup: bool = False, checkpoints: int = 0) -> S
     k = instance.gain.shape[0]
     none = jnp.full(n, -1, index_dtype(instance))
     records = Records(bits=jnp.zeros(n, jnp.int8), offset=none, alloc_start=none, alloc_end=none,
-                      latest=none, hull_start=none, hull_end=none)
+                      latest=none, hull_start=none, hull_end=none, copy_end=none if instance.deferred else None)
     board = Board(
         cursor=jnp.int32(0), ret=jnp.float32(0),
         supply_prefix=jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(instance.supply)]),
@@ -155,12 +155,14 @@ def tensor_pin(state: State) -> jax.Array:
 
 def copies(state: State) -> tuple[jax.Array, jax.Array]:
     """int32[N] each: the start and end of every decided buffer's copy interval (-1 if none).
-    Not recorded: a Copy with demand copies from the start of its allocation to the step before
-    its target (an input), or from the step after its target to the end (an output)."""
+    A Copy with demand copies from the start of its allocation to the step before its target (an
+    input; under deferred placement to its recorded end), or from the step after its target to
+    the end (an output)."""
     inst, board = state.instance, state.board
     copied = (board.action == COPY) & (inst.demand > 0)
     start = jnp.where(inst.is_output, inst.target + 1, board.alloc_start)
-    end = jnp.where(inst.is_output, board.alloc_end, inst.target - 1)
+    ends = inst.target - 1 if board.records.copy_end is None else board._decided(board.records.copy_end)
+    end = jnp.where(inst.is_output, board.alloc_end, ends)
     return jnp.where(copied, start, -1), jnp.where(copied, end, -1)
 
 

@@ -180,7 +180,19 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     out_ok = (j <= num_steps) & (e <= live_end)
     c_start = jnp.where(is_out, t + 1, s)
     c_end = jnp.where(is_out, e, t - 1)
-    edges_free = ~jnp.any(board.edge & _word_masks(c_start, c_end - c_start, board.edge.shape[0]))
+    words = board.edge.shape[0]
+    edges_free = ~jnp.any(board.edge & _word_masks(c_start, c_end - c_start, words))
+    if inst.deferred:  # an input's copy that would cover another's edge ends where the latest such
+        # edge begins, and starts as late as the supply allows (one try; docs/game.md)
+        met = board.edge & _word_masks(s, t - 1 - s, words)
+        last = jnp.max(jnp.where(met != 0, jnp.arange(words) * 32 + 31 - jax.lax.clz(met).astype(jnp.int32), -1))
+        need = prefix[jnp.maximum(last, 0) + 1] - demand
+        s2 = jnp.minimum(search(need, "right") - 1, last)
+        again = ~is_out & in_ok & (last >= 0)
+        in_ok &= ~again | ((need >= 0) & (s2 >= inst.copy_from[i]))
+        s, c_start, c_end = (jnp.where(again, s2, s), jnp.where(again, s2, c_start),
+                             jnp.where(again, last, c_end))
+        edges_free = ~jnp.any(board.edge & _word_masks(c_start, c_end - c_start, words))
     copy_ok = jnp.where(is_out, out_ok, in_ok) & (edges_free | ~has_copy) & ~pinned
     a_start, a_end = jnp.where(is_out, t, s), jnp.where(is_out, e, t)
 
@@ -302,8 +314,8 @@ def apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tup
     # by the demand after `hi`.
     prefix = board.supply_prefix
     is_out = inst.is_output[i]
-    lo, hi = jnp.where(is_out, t + 1, c_start), jnp.where(is_out, c_end, t)
-    flat = jnp.where(is_out, prefix[jnp.minimum(t + 1, prefix.shape[0] - 1)], prefix[t] - demand)
+    lo, hi = jnp.where(is_out, t + 1, c_start), jnp.where(is_out, c_end, c_end + 1)
+    flat = jnp.where(is_out, prefix[jnp.minimum(t + 1, prefix.shape[0] - 1)], prefix[jnp.maximum(c_end + 1, 0)] - demand)
     # Rules(copy_supply="early"): an input's copy takes from its start on, so the prefix is flat
     # from its start to the step that completes its demand (the first prefix index reaching it).
     early = inst.copy_early & ~is_out
@@ -346,7 +358,8 @@ def apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tup
         bits=put(rec.bits, bits), offset=put(rec.offset, offset),
         alloc_start=put(rec.alloc_start, a_start), alloc_end=put(rec.alloc_end, a_end),
         latest=put(rec.latest, jnp.where(newer, i, cand.latest)),
-        hull_start=put(rec.hull_start, hull_start), hull_end=put(rec.hull_end, hull_end))
+        hull_start=put(rec.hull_start, hull_start), hull_end=put(rec.hull_end, hull_end),
+        copy_end=None if rec.copy_end is None else put(rec.copy_end, c_end))
     return board.replace(
         cursor=board.cursor + active.astype(jnp.int32),
         ret=board.ret + reward,

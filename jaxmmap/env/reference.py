@@ -249,26 +249,29 @@ class ReferenceGame:
     def _copy_window(self, i: int):
         """The allocation, copy interval and supply used ({step: ticks}) of a Copy of buffer i,
         or None when its window has too little supply: an input's copy ends at t - 1 and
-        starts as late as the supply allows; an output's starts at t + 1 and ends as early."""
+        starts as late as the supply allows (under deferred placement, if that copy would cover
+        an edge of another, once more ending at the start of the latest such edge); an output's
+        starts at t + 1 and ends as early."""
         b, d, p = self.board, self.d, self.problem
         t = int(p.target_time[i])
         demand, W = int(d.demand[i]), b.supply
         use: dict[int, int] = {}
         if demand == 0:
             alloc, copy_iv = (t, t), None
-        elif not p.is_output[i]:  # walk back from t-1 to the latest start that covers demand
-            left, k = demand, t - 1
-            while k >= 0:
-                use[k] = int(min(W[k], left))
-                left -= use[k]
-                if left <= 0:
-                    break
-                k -= 1
+        elif not p.is_output[i]:
+            end = t - 1
+            k, use = self._latest_start(demand, end)
             if k < 0 or k < d.copy_from[i]:  # not before the tensor is written
                 return None
+            met = np.flatnonzero(b.edge[k:end])
+            if self.rules.placement == "deferred" and met.size:  # it meets another copy: it ends
+                end = k + int(met[-1])  # where the latest copy it meets begins, and starts as late
+                k, use = self._latest_start(demand, end)  # as the supply allows (one try)
+                if k < 0 or k < d.copy_from[i]:
+                    return None
             if self.rules.copy_supply == "early":  # the same window, its start gives first
-                use = self._early_first(demand, range(k, t))
-            alloc, copy_iv = (k, t), (k, t - 1)
+                use = self._early_first(demand, range(k, end + 1))
+            alloc, copy_iv = (k, t), (k, end)
         else:  # walk forward from t+1 to the earliest end that covers demand
             left, k = demand, t + 1
             while k < p.num_steps:
@@ -281,6 +284,19 @@ class ReferenceGame:
                 return None
             alloc, copy_iv = (t, k), (t + 1, k)
         return alloc, copy_iv, use
+
+    def _latest_start(self, demand: int, end: int) -> tuple[int, dict[int, int]]:
+        """The latest start (-1: none) of a copy of `demand` ticks that ends at step `end`, walking
+        back from it, and the supply it takes ({step: ticks}: its steps give all they have left,
+        the start the rest)."""
+        use, left, k = {}, demand, end
+        while k >= 0:
+            use[k] = int(min(self.board.supply[k], left))
+            left -= use[k]
+            if left <= 0:
+                break
+            k -= 1
+        return k, use
 
     def _early_first(self, demand: int, steps) -> dict[int, int]:
         """The supply a copy takes, walking `steps` (from its start on) until its demand is met."""

@@ -43,6 +43,9 @@ class Records:
         allocation ends last (-1 if none): the tensor's NoCopy predecessor after this buffer.
       hull_start, hull_end: I[N] the hull of the rows allocated to the buffer's alias group so
         far (-1 if none): with `_SOLID` it tells where the group's own cells are.
+      copy_end: I[N] under `Rules(placement="deferred")`, the last step of the buffer's copy (-1
+        if none), where an input's copy may end before the step before its target; None
+        otherwise.
     """
 
     bits: jax.Array
@@ -52,6 +55,7 @@ class Records:
     latest: jax.Array
     hull_start: jax.Array
     hull_end: jax.Array
+    copy_end: jax.Array | None = None
 
 
 @struct.dataclass
