@@ -368,6 +368,10 @@ def test_the_placement_of_nothing_is_the_floor_where_the_solver_leaves_no_time(m
     assert seen["grace"] is False and seen["budget"] < 0.5 * (1 - solvers.PLACE_SHARE) + 1e-9
     assert result.info["placed_start"] == "nothing" and result.solution.ret >= floor.ret > raw.ret
     assert validate(problem, result.solution).ok and Clock(1.0).grace is True
+    # the trace holds that placement from when it was made, within the budget (a comparison counts
+    # it there), and no later solution below it
+    (t0, r0), returns = result.trace[0], [r for _, r in result.trace]
+    assert t0 < 0.5 and r0 > raw.ret and returns == sorted(set(returns))
 
 
 def test_the_speed_benchmark_moves_as_another_commit_does(capsys):

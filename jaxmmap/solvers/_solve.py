@@ -42,15 +42,18 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     floor of the result even where the solver leaves the placer no time, and the games that would
     end it Drop-first end with the solver's budget, not after a grace (`core.clock.without_grace`).
     The better of the placed solution and the solver's own is returned, `Result.raw` is the
-    solver's own solution (`info["raw_return"]` its game's return), and the trace ends with the
-    placed one."""
+    solver's own solution (`info["raw_return"]` its game's return), and the trace is what `solve`
+    held, in seconds from its start: the placement of no decisions from when it was made, the
+    solver's improvements over it, and the placed solution."""
     check_options(solver, options, budget_s)
     place = solver in PLACED if place is None else place
     start = time.perf_counter()
     reserve = min(PLACE_SHARE * budget_s, PLACE_RESERVE_S) if place else 0.0
     # (a game cut at its deadline, or one that took the placer's time, places lower than this)
     nothing = place_nothing(problem, rules=rules, budget_s=reserve) if place and FRESH else None
-    own = max(budget_s - reserve - (time.perf_counter() - start), 1e-3)
+    began = time.perf_counter() - start  # (the solver's clock starts here: its trace is shifted by it)
+    floor = () if nothing is None else ((began, float(nothing.ret)),)  # (held from here on)
+    own = max(budget_s - reserve - began, 1e-3)
     with without_grace() if nothing is not None else contextlib.nullcontext():  # (that placement is
         # the first solution the grace of the games is for)
         run = lambda: SOLVERS[solver](problem, own, seed, rules=rules, **options)  # noqa: E731
@@ -60,7 +63,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
             try:
                 result = within(run, OVERRUN * budget_s + OVERRUN_S - (time.perf_counter() - start))
             except Overran as cut:
-                return _overran(problem, rules, solver, nothing, cut.best, start, budget_s)
+                return _overran(problem, rules, solver, nothing, cut.best, start, budget_s, floor)
     check_solution(problem, result.solution, what=f"the {solver} solver's solution (a bug in that solver)",
                    allow_nocopy_move=rules.nocopy_offset == "lowest", hint=BUG)
     if not place:
@@ -74,7 +77,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     seconds = time.perf_counter() - start
     # (the game's own return: a solver that places its game itself, `muzero`, says it as "game")
     info = {**result.info, "raw_return": float(result.info.get("game", result.solution.ret))}
-    trace = result.trace
+    trace = (*floor, *((t + began, r) for t, r in result.trace))
     if placed is not result.solution:
         trace = (*trace, (seconds, float(placed.ret)))
         info["placed"] = placed.metadata.get("moves")
@@ -83,11 +86,23 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
         # itself (`muzero`), the start of that placement
         made = result.solution.solver.endswith("+placed")
         info["placed_start"] = result.solution.metadata.get("start", "game") if made else "game"
-    return dataclasses.replace(result, solution=placed, trace=trace, seconds=seconds, info=info,
+    return dataclasses.replace(result, solution=placed, trace=_best_so_far(trace), seconds=seconds, info=info,
                                raw=result.solution)
 
 
-def _overran(problem: Problem, rules: Rules, solver: str, nothing, held, start: float, budget_s: float) -> Result:
+def _best_so_far(points) -> tuple:
+    """The (seconds, return) points, in time order, that beat every earlier one: the trace of what
+    `solve` held, the placement of no decisions (made before the solver ran) included."""
+    kept, best = [], -float("inf")
+    for t, r in sorted(points, key=lambda p: p[0]):
+        if r > best:
+            kept.append((t, r))
+            best = r
+    return tuple(kept)
+
+
+def _overran(problem: Problem, rules: Rules, solver: str, nothing, held, start: float, budget_s: float,
+             floor: tuple) -> Result:
     """The result of a solver that overran its budget (`OVERRUN`): the better of the best
     solution its clocks held (`held`, checked here, not placed) and the placement of no
     decisions (checked already), named as the solver's."""
@@ -104,4 +119,5 @@ def _overran(problem: Problem, rules: Rules, solver: str, nothing, held, start: 
             "placed_start": "game" if game else "nothing"}
     if held is not None:
         info["raw_return"] = float(held.ret)
-    return Result(solution=solution, trace=((seconds, float(solution.ret)),), seconds=seconds, info=info)
+    return Result(solution=solution, trace=_best_so_far((*floor, (seconds, float(solution.ret)))), seconds=seconds,
+                  info=info)
