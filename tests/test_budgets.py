@@ -288,3 +288,16 @@ def test_a_placed_solver_within_its_time_runs_as_before_and_its_mistakes_reach_t
     monkeypatch.setattr(_solve, "check_options", lambda *a: None)
     with pytest.raises(Refused, match="not made"):
         solve(bundled("tiny"), "failing", budget_s=2.0)
+
+
+def test_settle_waits_for_the_work_an_overrun_left_behind():
+    """`clock.settle`: the work `within` left running (a compile) is waited for, up to a limit, so
+    that a comparison's next run does not share the CPU with it."""
+    from jaxmmap.core.clock import Overran, settle, within
+
+    with pytest.raises(Overran):
+        within(lambda: time.sleep(1.0), 0.1)
+    assert settle(0.05) is False  # (still sleeping)
+    began = time.perf_counter()
+    assert settle(10.0) is True and time.perf_counter() - began < 2.0
+    assert settle(0.0) is True  # (nothing left)

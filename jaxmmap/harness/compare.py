@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 import jax
 import numpy as np
 
+from jaxmmap.core.clock import settle
 from jaxmmap.core.files import (
     UserError,
     atomic,
@@ -61,6 +62,7 @@ from jaxmmap.solvers.cpsat import upper_bound
 __all__ = ["Comparison", "Run", "compare"]
 
 STATUSES = ("ok", "invalid", "skipped", "error")
+SETTLE_S = 300.0  # the longest wait, after a run that overran its budget, for its compile to end
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,10 +129,9 @@ class Comparison:
             ok = [r for r in runs if r.status == "ok"]
             rets = np.array([r.ret for r in ok])
             bound = self.bounds.get(instance, math.nan)
-            row = {"instance": instance, "solver": solver, "runs": len(runs), "valid": len(ok),
-                   "invalid": sum(r.status == "invalid" for r in runs),
-                   "skipped": sum(r.status == "skipped" for r in runs),
-                   "errors": sum(r.status == "error" for r in runs), "bound": bound}
+            row = {"instance": instance, "solver": solver, "runs": len(runs), "valid": len(ok), "bound": bound,
+                   **{k: sum(r.status == s for r in runs) for k, s in (("invalid",) * 2, ("skipped",) * 2,
+                                                                         ("errors", "error"))}}
             raw = [r.info["raw_return"] for r in ok if "raw_return" in r.info]
             row["raw_return"] = float(np.mean(raw)) if raw else math.nan  # before the placer
             starts = Counter(r.info["placed_start"] for r in ok if r.info.get("placed_start")).most_common()
@@ -321,9 +322,7 @@ class Comparison:
                 ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8, label="bound")
             ax.set_ylabel("return / upper bound" if scale != 1.0 else "return")
             ax.axvline(self.budget_s, color="grey", linestyle=":", linewidth=0.8)
-            ax.set_title(text(instance), fontsize=9)
-            ax.set_xlabel("wall time (s)")
-            ax.grid(alpha=0.3)
+            ax.set_title(text(instance), fontsize=9), ax.set_xlabel("wall time (s)"), ax.grid(alpha=0.3)
         for ax in list(axes.flat)[len(instances):]:
             ax.axis("off")
         legend = {}  # label -> its first handle
@@ -370,6 +369,7 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
             for seed in range(seeds):
                 run, result = _run(problem, solver, seed, budget_s, game_rules, place,
                                    options.get(solver, {}))
+                settle(SETTLE_S)  # (a run that overran left its compile running: the next waits for it)
                 if result is not None:
                     key = (problem.name, solver)
                     if key not in best or result.solution.ret > best[key].ret:
