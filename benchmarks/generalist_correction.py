@@ -56,7 +56,8 @@ def main():
     which.add_argument("--pressure", action="store_true",
                        help="generated seeds 300-309 under high memory pressure instead (PRESSURE)")
     args = parser.parse_args()
-    params, config, _ = generalist.load()
+    params, config, about = generalist.load()
+    rules = Rules(**generalist.trained_rules(about))  # (the game the network learned)
     if args.params:
         with open(args.params, "rb") as f:
             params = generalist.params_from(f.read())
@@ -74,7 +75,7 @@ def main():
         ", selection seeds 100-109" if args.generated_only else ", training split and selection seeds 100-109"))
     ratios = {a: [] for a in args.shares}
     for problem in problems:
-        instance = make_instance(problem, Rules())
+        instance = make_instance(problem, rules)
         ret = {a: float(generalist.play(params, instance, config=dataclasses.replace(config, correction=a)).board.ret)
                for a in (0.0, *args.shares)}
         for a in args.shares:

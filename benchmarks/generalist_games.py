@@ -62,7 +62,7 @@ def main():
     try:  # (a mistake is one error line, before any game)
         problems = (open_problems(args.instances) if args.instances else
                     open_problems(["suite:held-out"]) + [generate(s, num_instructions=i) for s, i in GENERATED])
-        shipped, config, _ = generalist.load()
+        shipped, config, about = generalist.load()
     except (UserError, OSError, ValueError) as e:
         parser.error(str(e).splitlines()[0])
     if args.params:
@@ -72,7 +72,7 @@ def main():
         except Exception as e:  # noqa: BLE001 (msgpack raises its own kinds on a file that is not ours)
             parser.error(f"--params {args.params}: not a network's parameters ({type(e).__name__}: {e})")
     untrained = generalist.untrained(shipped)  # (its games are the greedy policy's)
-    rules = Rules()
+    rules = Rules(**generalist.trained_rules(about))  # (the game the network learned)
     print(f"device: {jax.devices()[0].platform}; one greedy game each, compile included, unplaced; "
           "returns as fractions of the LP bound, speed-ups over the heuristic's solution (10 s)")
     print(f"{'program':32} {'buffers':>8} {'bound':>9} {'pretrained':>10} {'untrained':>10} {'ratio':>7} "

@@ -33,6 +33,12 @@ def get_config() -> ml_collections.ConfigDict:
     config.inplace = (0.1, 0.3)
     config.suite_max_buffers = 5000  # the training split's programs up to this size (0: none)
     config.columns = "auto"
+    # the game the network learns (docs/game.md): "grid" (the paper's; every training program's NoCopy
+    # rule cycles through "same" and "lowest") or "deferred" (the load profile and the packer, where
+    # the teacher's plan is a game: the heuristic's decisions keep 0.99 of their return), with the
+    # copy supply "near" or "early"
+    config.placement = "grid"
+    config.copy_supply = "near"
     # the improvement (network.generations > 0, `improvement.improve`): each generation plays `drawn`
     # fresh generated programs (seeds from 10,000 on) and `replayed` of the training programs in turn
     config.drawn = 8

@@ -269,6 +269,20 @@ def test_the_generalist_keeps_its_training_seeds_apart():
         _pretrain(config, "unused")
 
 
+def test_the_config_names_the_game_its_network_learns():
+    """`placement` and `copy_supply` reach every training, drawn and selection program's rules
+    (under deferred placement the NoCopy rule stays "same"), and the shipped network says them."""
+    config = _small_config(20)
+    config.generated, config.placement, config.copy_supply = 8, "deferred", "early"
+    programs = pretrain.training_programs(config) + pretrain.selection_programs(config)
+    assert {(r.placement, r.copy_supply, r.nocopy_offset) for _, _, r in programs} == {("deferred", "early", "same")}
+    assert all(instance.deferred for instance in pretrain.drawn(config, programs, 0))
+    assert generalist.trained_rules({"config": config.to_dict()}) == {"placement": "deferred", "copy_supply": "early"}
+    assert generalist.trained_rules({}) == {"placement": "grid", "copy_supply": "near"}
+    _, _, about = generalist.load()
+    assert set(generalist.trained_rules(about).values()) <= {"grid", "near", "deferred", "early"}
+
+
 def test_padded_instances_play_the_same_game_and_a_batch_plays_each_parameter_sets_game():
     """The improvement pads programs to powers of two (few compiles): the same game, the same
     return. Its batches (`returns`) play each parameter set's own game: the shipped network's and

@@ -404,6 +404,13 @@ def load() -> tuple[object, GeneralistConfig, dict]:
     return params_from(root.joinpath("params.msgpack").read_bytes()), config, about
 
 
+def trained_rules(about: dict) -> dict:
+    """The `Rules` options the shipped network learned under (`load`'s third value: its training
+    config's placement and copy supply; the paper's grid where it names none)."""
+    config = about.get("config", {})
+    return {"placement": config.get("placement", "grid"), "copy_supply": config.get("copy_supply", "near")}
+
+
 @functools.cache
 def load_intent():
     """The shipped intent network's parameters (`agent.guide`; the policy network's widths), or

@@ -153,9 +153,15 @@ def _generated(config, seed: int, i: int):
     problem = generate(seed, num_instructions=config.instructions[i % len(config.instructions)],
                        memory_fraction=config.memory_fractions[i % len(config.memory_fractions)],
                        inplace_prob=config.inplace[(i // 2) % len(config.inplace)], latency_tables=i % 2 == 0)
-    rules = Rules(columns=columns_for(problem, config.columns),
-                  nocopy_offset="lowest" if (i // 3) % 2 else "same", output_nocopy=i % 6 != 5)
+    lowest = (i // 3) % 2 and config.get("placement", "grid") == "grid"  # (the deferred game keeps "same")
+    rules = _rules(config, problem, nocopy_offset="lowest" if lowest else "same", output_nocopy=i % 6 != 5)
     return f"generated-{seed}", problem, rules
+
+
+def _rules(config, problem, **rules) -> Rules:
+    """The rules the config's network learns `problem` under (its columns, placement, copy supply)."""
+    return Rules(columns=columns_for(problem, config.columns), placement=config.get("placement", "grid"),
+                 copy_supply=config.get("copy_supply", "near"), **rules)
 
 
 def training_programs(config):
@@ -165,7 +171,7 @@ def training_programs(config):
         row = next(r for r in suite.info() if r["name"] == name)
         if row["buffers"] <= config.suite_max_buffers:
             problem = suite.load(name)
-            out.append((name, problem, Rules(columns=columns_for(problem, config.columns))))
+            out.append((name, problem, _rules(config, problem)))
     return out
 
 
@@ -185,7 +191,7 @@ def selection_programs(config):
     out = []
     for seed, count in config.selection:
         problem = generate(seed, num_instructions=count)
-        out.append((f"generated-{seed}", problem, Rules(columns=columns_for(problem, config.columns))))
+        out.append((f"generated-{seed}", problem, _rules(config, problem)))
     return out
 
 
