@@ -180,19 +180,9 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     out_ok = (j <= num_steps) & (e <= live_end)
     c_start = jnp.where(is_out, t + 1, s)
     c_end = jnp.where(is_out, e, t - 1)
-    words = board.edge.shape[0]
-    edges_free = ~jnp.any(board.edge & _word_masks(c_start, c_end - c_start, words))
-    if inst.deferred:  # an input's copy that would cover another's edge ends where the latest such
-        # edge begins, and starts as late as the supply allows (one try; docs/game.md)
-        met = board.edge & _word_masks(s, t - 1 - s, words)
-        last = jnp.max(jnp.where(met != 0, jnp.arange(words) * 32 + 31 - jax.lax.clz(met).astype(jnp.int32), -1))
-        need = prefix[jnp.maximum(last, 0) + 1] - demand
-        s2 = jnp.minimum(search(need, "right") - 1, last)
-        again = ~is_out & in_ok & (last >= 0)
-        in_ok &= ~again | ((need >= 0) & (s2 >= inst.copy_from[i]))
-        s, c_start, c_end = (jnp.where(again, s2, s), jnp.where(again, s2, c_start),
-                             jnp.where(again, last, c_end))
-        edges_free = ~jnp.any(board.edge & _word_masks(c_start, c_end - c_start, words))
+    if inst.deferred:  # an input's copy that meets another's edges ends early
+        s, c_start, c_end, in_ok = _copy_that_meets(inst, board, i, s, in_ok, c_start, c_end)
+    edges_free = ~jnp.any(board.edge & _word_masks(c_start, c_end - c_start, board.edge.shape[0]))
     copy_ok = jnp.where(is_out, out_ok, in_ok) & (edges_free | ~has_copy) & ~pinned
     a_start, a_end = jnp.where(is_out, t, s), jnp.where(is_out, e, t)
 
@@ -239,6 +229,22 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     nocopy_ok = nocopy_base & (covered | fits[1]) & (~placed | (x_off == goff))
     return _candidates(copy_ok, nocopy_ok, dropped, placed, pinned, copy_off, x_off, offs, a_start, a_end,
                        covered, x_start, x_end, has_copy, c_start, c_end, ctx, p_end)
+
+
+def _copy_that_meets(inst: Instance, board: Board, i, s, in_ok, c_start, c_end):
+    """Under deferred placement, an input's copy `[s, t-1]` that would cover an edge of another
+    copy ends instead where the latest such edge begins, and starts as late as the supply allows
+    (once: docs/game.md, "Copy windows that meet"). Returns its (start, copy start, copy end,
+    whether the supply and the tensor's life allow it)."""
+    t, demand, words, prefix = inst.target[i], inst.demand[i], board.edge.shape[0], board.supply_prefix
+    met = board.edge & _word_masks(s, t - 1 - s, words)
+    last = jnp.max(jnp.where(met != 0, jnp.arange(words) * 32 + 31 - jax.lax.clz(met).astype(jnp.int32), -1))
+    need = prefix[jnp.maximum(last, 0) + 1] - demand
+    start = jnp.minimum(jnp.searchsorted(prefix, need, side="right") - 1, last)
+    again = ~inst.is_output[i] & in_ok & (last >= 0)
+    in_ok &= ~again | ((need >= 0) & (start >= inst.copy_from[i]))
+    pick = lambda new, old: jnp.where(again, new, old)  # noqa: E731
+    return pick(start, s), pick(start, c_start), pick(last, c_end), in_ok
 
 
 def _candidates(copy_ok, nocopy_ok, dropped, placed, pinned, copy_off, x_off, level, a_start, a_end, covered,
