@@ -66,6 +66,22 @@ def test_pretraining_gathers_rows_trains_resumes_and_survives_a_corrupt_checkpoi
     assert sorted(os.listdir(tmp_path / "run" / "rows")) == ["generated-0.npz", "generated-1.npz"]
 
 
+def test_rows_made_from_another_program_are_gathered_again(tmp_path, capsys):
+    """The smoke test of the one below: a program's kept rows are reused while their digest
+    matches, and gathered again (and rewritten) when it does not."""
+    path, calls = str(tmp_path / "rows.npz"), []
+
+    def gather(value):
+        calls.append(value)
+        return {"x": np.full(3, value)}
+
+    assert pretrain._kept(path, ("x",), lambda: gather(1), "a")["x"][0] == 1
+    assert pretrain._kept(path, ("x",), lambda: gather(2), "a")["x"][0] == 1 and calls == [1]
+    assert pretrain._kept(path, ("x",), lambda: gather(3), "b")["x"][0] == 3 and calls == [1, 3]
+    assert "made from another program" in capsys.readouterr().out
+
+
+@pytest.mark.slow
 def test_a_changed_config_run_again_in_its_folder_gathers_and_trains_again(tmp_path, capsys):
     """Rows and checkpoints are kept by program name; another memory pressure makes other
     programs under the same names, so a run of the changed config in the old folder gathers
