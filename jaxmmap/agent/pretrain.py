@@ -153,15 +153,14 @@ def _generated(config, seed: int, i: int):
     problem = generate(seed, num_instructions=config.instructions[i % len(config.instructions)],
                        memory_fraction=config.memory_fractions[i % len(config.memory_fractions)],
                        inplace_prob=config.inplace[(i // 2) % len(config.inplace)], latency_tables=i % 2 == 0)
-    lowest = (i // 3) % 2 and config.get("placement", "grid") == "grid"  # (the deferred game keeps "same")
+    lowest = (i // 3) % 2 and _rules(config, problem).placement == "grid"  # (the deferred game keeps "same")
     rules = _rules(config, problem, nocopy_offset="lowest" if lowest else "same", output_nocopy=i % 6 != 5)
     return f"generated-{seed}", problem, rules
 
 
 def _rules(config, problem, **rules) -> Rules:
     """The rules the config's network learns `problem` under (its columns, placement, copy supply)."""
-    return Rules(columns=columns_for(problem, config.columns), placement=config.get("placement", "grid"),
-                 copy_supply=config.get("copy_supply", "near"), **rules)
+    return Rules(columns=columns_for(problem, config.columns), **generalist.trained_rules({"config": config}), **rules)
 
 
 def training_programs(config):

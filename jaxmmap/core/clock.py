@@ -32,9 +32,9 @@ def within(work, seconds: float):
     clocks `work` made see no time left from then on (`Clock.elapsed` is inf), so that it ends at
     its next look at the clock. A compile cannot be interrupted: the work goes on in a daemon
     thread until then, and what it returns or raises afterwards is dropped (`Overran.best` keeps
-the best solution its clocks held). Its exceptions within
-    the time are raised here. This is how a budget holds when compiles run long: on a busy machine
-    a short budget's compiles alone can outlast it (docs/solvers.md, The contract)."""
+    the best solution its clocks held). Its exceptions within the time are raised here. This is
+    how a budget holds when compiles run long: on a busy machine a short budget's compiles alone
+    can outlast it (docs/solvers.md, The contract)."""
     stop, out, clocks = threading.Event(), {}, []
     context = contextvars.copy_context()
     context.run(_STOP.set, stop)

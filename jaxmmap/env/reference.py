@@ -407,12 +407,12 @@ class ReferenceGame:
 
     def _pack(self) -> float:
         """Places the finished game's units (Rules(placement="deferred")): each unit's steps at
-        one offset, best fit, in five orders (`PACKING_ORDERS`: widest first, then the longest
-        hull, the earliest; the order of play; the units the widest-first packing left out
-        first, then the others as before; the longest hull first, then the widest, the earliest;
-        the largest hull area, width times hull steps, first, then the earliest; and widest first
-        again at the lowest offset that fits, not the best fit), keeping the best (`better_packing`; ties: the earlier
-        order). A unit that fits nowhere is dropped with all its buffers. Returns the change of
+        one offset in six packings (`PACKING_ORDERS`): best fit in five orders (widest first,
+        then the longest hull, the earliest; the order of play; the units the widest-first
+        packing left out first, then the others as before; the longest hull first, then the
+        widest, the earliest; the largest hull area, width times hull steps, first, then the
+        earliest) and widest first at the lowest fit, keeping the best (`better_packing`; ties:
+        the earlier packing). A unit that fits nowhere is dropped with all its buffers. Returns the change of
         the return."""
         b, d = self.board, self.d
         old = b.ret
