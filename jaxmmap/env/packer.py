@@ -25,8 +25,11 @@ from jaxmmap.env.instance import Instance
 from jaxmmap.env.moves import _word_masks
 from jaxmmap.env.types import _ACTION, Board
 
+#: The packings `pack` tries, in order (the earlier wins a tie).
+PACKINGS = 6
 
-def best_fit(used: jax.Array, width, lowest: bool = False) -> jax.Array:
+
+def best_fit(used: jax.Array, width, lowest=False) -> jax.Array:
     """The lowest offset of the smallest run of free columns (bits of `used`, uint32[Cw], clear)
     that holds `width` (with `lowest`: of the lowest run that holds it), or -1; 0 for width 0."""
     words = used.shape[0]
@@ -38,7 +41,7 @@ def best_fit(used: jax.Array, width, lowest: bool = False) -> jax.Array:
     run = next_used - k  # free columns from k on
     starts = free & jnp.concatenate([jnp.ones(1, bool), ~free[:-1]])
     fits = starts & (run >= width)
-    score = jnp.where(fits, k if lowest else run * (columns + 1) + k, jnp.iinfo(jnp.int32).max)
+    score = jnp.where(fits, jnp.where(lowest, k, run * (columns + 1) + k), jnp.iinfo(jnp.int32).max)
     at = jnp.argmin(score).astype(jnp.int32)
     return jnp.where(width <= 0, 0, jnp.where(jnp.any(fits), at, -1)).astype(jnp.int32)
 
@@ -53,7 +56,7 @@ def _return(inst: Instance, keep: jax.Array) -> tuple[jax.Array, jax.Array]:
     return static + jnp.sum(inst.gain[jnp.arange(k), masks]), masks
 
 
-def _pack_order(inst: Instance, order, count, unit, start, end, has, grid: memory.Grid, lowest: bool = False):
+def _pack_order(inst: Instance, order, count, unit, start, end, has, grid: memory.Grid, lowest=False):
     """Best fit (with `lowest`: the lowest fit) of the first `count` units of `order`, each over
     the steps of its allocations (buffers with `has`, of `unit`, over [start, end]): (grid, column
     per unit id, -1 where it did not fit)."""
@@ -111,14 +114,24 @@ def pack(inst: Instance, board: Board) -> Board:
         tol = 1e-5 * (jnp.abs(best[0]) + jnp.abs(other[0])) + 1e-7
         return (other[0] > best[0] + tol) | ((jnp.abs(other[0] - best[0]) <= tol) & (other[5] > best[5]))
 
+    # the six packings are one loop over their orders (one body to compile, not six); the third
+    # order puts first what the first packing left out
     by_width = jnp.lexsort((*widest, ~is_unit))
-    best = packing(by_width)
-    left_out = best[3] < 0  # (per unit id) what the widest-first packing could not place goes first
-    for order, lowest in ((jnp.lexsort((ids, ~is_unit)), False), (jnp.lexsort((*widest, ~left_out, ~is_unit)), False),
-                          (jnp.lexsort((*longest, ~is_unit)), False),
-                          (jnp.lexsort((ids, hull_start, -area, ~is_unit)), False), (by_width, True)):
-        other = packing(order, lowest)
-        best = jax.tree.map(lambda a, b, take=better(best, other): jnp.where(take, b, a), best, other)
+    orders = jnp.stack([by_width, jnp.lexsort((ids, ~is_unit)), by_width, jnp.lexsort((*longest, ~is_unit)),
+                        jnp.lexsort((ids, hull_start, -area, ~is_unit)), by_width])
+    lowest = jnp.arange(PACKINGS) == PACKINGS - 1
+
+    def one(k, carry):
+        best, left_out = carry
+        order = jax.lax.cond(k == 2, lambda: jnp.lexsort((*widest, ~left_out, ~is_unit)), lambda: orders[k])
+        other = packing(order, lowest[k])
+        take = (k == 0) | better(best, other)
+        best = jax.tree.map(lambda a, b: jnp.where(take, b, a), best, other)
+        return best, jnp.where(k == 0, other[3] < 0, left_out)
+
+    shapes = jax.eval_shape(packing, by_width)
+    empty = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
+    best, _ = jax.lax.fori_loop(0, PACKINGS, one, (empty, jnp.zeros(n, bool)))
     ret, masks, grid, column, keep, _ = best
     lost = placed & ~keep
     dtype = rec.offset.dtype
