@@ -3,6 +3,8 @@ a game the budget cuts ended Drop-first into a valid solution."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 import types
@@ -301,3 +303,32 @@ def test_settle_waits_for_the_work_an_overrun_left_behind():
     began = time.perf_counter()
     assert settle(10.0) is True and time.perf_counter() - began < 2.0
     assert settle(0.0) is True  # (nothing left)
+
+
+def test_the_program_exits_with_its_own_status_while_an_overrun_compile_runs():
+    """`jaxmmap.__main__.entry`: a command whose solver overran leaves a compile running in a
+    thread (`within`); the program still exits with the command's status and its output, where
+    the interpreter's own exit would abort inside the compiler (status 134)."""
+    script = """
+import jax, jax.numpy as jnp
+import jaxmmap.__main__ as program
+from jaxmmap.core.clock import Overran, within
+
+def slow(x):
+    for i in range(400):
+        x = jnp.sin(x) @ x + i
+    return x
+
+def main():
+    lowered = jax.jit(slow).lower(jnp.ones((64, 64)))  # (the thread is in the compiler at the exit)
+    try:
+        within(lowered.compile, 0.2)
+    except Overran:
+        print("written", flush=True)
+    return 3
+
+program.main = main
+program.entry()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (3, "written\n"), done.stderr[-500:]

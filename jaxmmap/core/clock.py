@@ -79,6 +79,12 @@ def settle(seconds: float) -> bool:
     return True
 
 
+def abandoned() -> bool:
+    """Whether work that `within` left behind is still running (a compile: the program's exit
+    must not wait for it, nor tear it down, `jaxmmap.__main__.entry`)."""
+    return any(thread.is_alive() for thread in _LEFT)
+
+
 @contextlib.contextmanager
 def without_grace():
     """The clocks made within it have no grace (`Clock.grace`): a caller that holds a solution
