@@ -1,42 +1,53 @@
-"""Compile seconds of a 1,000-move rollout with the Drop-backup: one game (`rollout`) and a batch
-of 16 (`rollouts`, or `vmap(rollout)` on a version without it), at 315, 3,140 and 16,560 buffers.
+"""Compile seconds of the game: one move (`game.step`) and a batch of 16 games to their end with
+the Drop-backup (`rollouts`, the program the game solvers run), the instance an argument as the
+solvers pass it, in the paper's grid and the deferred game (its packer), with the deferred game's
+ratio to the grid's of the same run. A short budget pays these compiles first: on a cold cache they
+are most of a 20-second run.
 
-    JAXMMAP_COMPILATION_CACHE=off python benchmarks/rollout_compile.py
+    python benchmarks/rollout_compile.py [--sizes 120 900 3000]
+    taskset -c 0 python benchmarks/rollout_compile.py   # one core
 
-Run it in a fresh process per version to compare versions (the first compile in a process pays
-some warm-up; both sides pay it alike).
+The persistent compilation cache is not switched on here (nor by `import jaxmmap`), so every
+figure is a compile. The first compile in a process pays some warm-up: the grid, measured
+first, pays it.
 """
 
-import importlib
+import argparse
 import time
 
 import jax
 from env_throughput import problem_of_size
 
 from jaxmmap import Rules, make_instance
+from jaxmmap.core.rules import auto_columns
+from jaxmmap.env import game
+from jaxmmap.env.rollout import random_policy, rollouts
 
-play = importlib.import_module("jaxmmap.env.rollout")
+
+def compile_seconds(fn, *args) -> float:
+    began = time.perf_counter()
+    jax.jit(fn).lower(*args).compile()
+    return time.perf_counter() - began
 
 
 def main():
-    print(f"{'buffers':>8} {'one game':>9} {'batch 16':>9}")
-    for size in (300, 3000, 16000):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[120, 900, 3000])
+    args = parser.parse_args()
+    print(f"device: {jax.devices()[0].platform}; compile seconds")
+    print(f"{'buffers':>8} {'placement':>10} {'step':>7} {'batch 16':>9} {'vs grid':>8}")
+    for size in args.sizes:
         problem = problem_of_size(size)
-        instance = make_instance(problem, Rules(columns=256))
-        one = jax.jit(lambda k, inst=instance: play.rollout(inst, k, play.random_policy, backup=True,
-                                                                max_moves=1000))
-        if hasattr(play, "rollouts"):
-            batch = jax.jit(lambda k, inst=instance: play.rollouts(inst, k, play.random_policy, backup=True,
-                                                                     max_moves=1000))
-        else:
-            batch = jax.jit(jax.vmap(lambda k, inst=instance: play.rollout(inst, k, play.random_policy, backup=True,
-                                                            max_moves=1000)))
-        seconds = []
-        for f, arg in ((one, jax.random.key(0)), (batch, jax.random.split(jax.random.key(0), 16))):
-            t0 = time.perf_counter()
-            f.lower(arg).compile()
-            seconds.append(time.perf_counter() - t0)
-        print(f"{problem.num_buffers:>8} {seconds[0]:>8.2f}s {seconds[1]:>8.2f}s", flush=True)
+        grid = None
+        for placement, supply in (("grid", "near"), ("deferred", "early")):
+            rules = Rules(columns=auto_columns(problem), placement=placement, copy_supply=supply)
+            instance = make_instance(problem, rules)
+            step = compile_seconds(game.step, game.init(instance), 0)
+            batch = compile_seconds(lambda inst, keys: rollouts(inst, keys, random_policy, backup=True),
+                                    instance, jax.random.split(jax.random.key(0), 16))
+            grid = grid or batch
+            print(f"{problem.num_buffers:>8} {placement:>10} {step:>6.1f}s {batch:>8.1f}s {batch / grid:>7.2f}x",
+                  flush=True)
 
 
 if __name__ == "__main__":
