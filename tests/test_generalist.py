@@ -97,10 +97,9 @@ def test_a_changed_config_run_again_in_its_folder_gathers_and_trains_again(tmp_p
     assert (tmp_path / "run" / "params.msgpack").read_bytes() == (tmp_path / "fresh" / "params.msgpack").read_bytes()
 
 
-def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_path, capsys):
-    """Imitation, then the search in the parameters (`improvement.improve`): its generations run,
-    the kept parameters are never worse than the imitation's on the selection programs, a second
-    run redoes nothing, a corrupt checkpoint starts it over."""
+def _improved(tmp_path, capsys):
+    """A small pretraining with two generations of the improvement, run to its end: (config,
+    workdir)."""
     config = _small_config(20)
     config.selection, config.drawn, config.replayed = ((100, 12),), 1, 1
     config.network.generations, config.network.population, config.network.select_every = 2, 2, 1
@@ -108,15 +107,28 @@ def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_pat
     _pretrain(config, workdir)
     out = capsys.readouterr().out
     assert "generation 1:" in out and "generation 2:" in out and "selection" in out
+    return config, workdir
+
+
+def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_path, capsys):
+    """Imitation, then the search in the parameters (`improvement.improve`): its generations run,
+    the kept parameters are never worse than the imitation's on the selection programs, and a
+    second run redoes nothing (other settings and a corrupt checkpoint: the slow test below)."""
+    config, workdir = _improved(tmp_path, capsys)
     improvement = json.loads((tmp_path / "run" / "summary.json").read_text())["improvement"]
     assert improvement["selection"] >= improvement["selection_at_start"] > 0
 
     _pretrain(config, workdir)  # done: no generation again
     assert "generation " not in capsys.readouterr().out
-
     assert (tmp_path / "run" / "params.msgpack").stat().st_size > 0  # (generalist_games.py --params)
 
-    config.network.sigma = 0.01  # other settings: not the same search (the same imitation: not trained again)
+
+@pytest.mark.slow  # (15 s; by default: the test above, run and resumed)
+def test_the_improvement_starts_again_on_other_settings_and_on_a_corrupt_checkpoint(tmp_path, capsys):
+    """Other settings of the search are not the same search (the same imitation is not trained
+    again), and a checkpoint that cannot be read starts the search over."""
+    config, workdir = _improved(tmp_path, capsys)
+    config.network.sigma = 0.01
     _pretrain(config, workdir)
     out = capsys.readouterr().out
     assert "settings changed" in out and "generation 2:" in out and "the training starts over" not in out
@@ -311,7 +323,7 @@ def test_padded_instances_play_the_same_game_and_a_batch_plays_each_parameter_se
     a = generalist.play(params, bucketed, config=config)
     b = generalist.play(params, padded, config=config)
     assert float(a.board.ret) == float(b.board.ret) and int(a.moves) == int(b.moves)
-    greedy = rollout(bucketed, jax.random.key(0), greedy_policy, backup=True)
+    greedy = jax.jit(lambda inst, k: rollout(inst, k, greedy_policy, backup=True))(bucketed, jax.random.key(0))
     both = jax.tree.map(lambda *x: jax.numpy.stack(x), params, generalist.untrained(params))
     got = np.asarray(improvement.returns(both, padded, config=config))
     assert got.tolist() == [float(a.board.ret), float(greedy.board.ret)]

@@ -263,9 +263,9 @@ def test_windowed_deviations_change_the_center_only_inside_their_window():
     instance = make_instance(problem, RULES)
     n = problem.num_buffers
     changed = {}
+    greedy = jax.jit(lambda inst, k: rollout(inst, k, greedy_policy, backup=True))(instance, jax.random.key(0))
     for windowed in (False, True):
         config = _expert(games=32, deviation_window=float(windowed), restart_fraction=1.0)
-        greedy = rollout(instance, jax.random.key(0), greedy_policy, backup=True)
         state = expert.init(instance, config, seed=0, demonstration=np.asarray(greedy.board.action)[:n])
         games = expert.begin(state, instance, config=config)
         window = np.asarray(games.window)
@@ -291,7 +291,7 @@ def test_a_generations_games_one_by_one_are_its_batched_games():
     problem = generate(3, num_instructions=200, memory_fraction=0.3)
     instance = make_instance(problem, RULES)
     config = _expert(games=8)
-    greedy = rollout(instance, jax.random.key(0), greedy_policy, backup=True)
+    greedy = jax.jit(lambda inst, k: rollout(inst, k, greedy_policy, backup=True))(instance, jax.random.key(0))
     state = expert.init(instance, config, seed=0,
                         demonstration=np.asarray(greedy.board.action)[: problem.num_buffers])
     ctx = observation.context(instance)
