@@ -162,26 +162,34 @@ def _left(states) -> int:
     return max(int(states.board.records.bits.shape[-1]) - int(jnp.max(states.board.cursor)), 0)
 
 
+def held_inside(games: int, moves_left: int) -> bool:
+    """Whether a game of a batch of `games`, `moves_left` moves from its end, is ended inside
+    its batch, the other games held still (`HELD_MOVES`)."""
+    return (games - 1) * moves_left <= HELD_MOVES
+
+
 def _inside(states) -> bool:
     """Whether `finish_furthest` ends the game inside its batch (see `HELD_MOVES`)."""
-    return (states.done.shape[0] - 1) * _left(states) <= HELD_MOVES
+    return held_inside(states.done.shape[0], _left(states))
 
 
-def finish_furthest(states, keys: jax.Array, policy=drop_first_policy, params=None):
+def finish_furthest(states, keys: jax.Array, policy=drop_first_policy, params=None, *, game: int | None = None):
     """The game of a batch (`rollout.start`, instance shared) that got furthest, ended with
     `drop_first_policy`, which keeps what it placed: a valid solution, fast. A batch of one.
     On a small program it is ended inside its batch, the other games held still (marked done),
     so that the batch's compiled loop serves (a new compile would cost more than the moves
-    left); otherwise alone, as a batch of one (`HELD_MOVES`)."""
+    left); otherwise alone, as a batch of one (`HELD_MOVES`). `game`: end that game instead,
+    by its own policy (a policy that cannot lose: the plan's, `heuristic.plan_policy`)."""
     furthest = int(jnp.argmax(jnp.where(states.done & ~states.lost, states.board.cursor + 2 ** 30,
-                                        states.board.cursor)))
+                                        states.board.cursor))) if game is None else game
+    drop_first = jnp.bool_(game is None)
     if not _inside(states):
         own = None if params is None else jax.tree.map(lambda x: x[furthest:furthest + 1], params)
-        game, _ = _advance(take(states, furthest), keys[furthest:furthest + 1], jnp.int32(2 ** 30), policy,
-                           jnp.bool_(True), own)
-        return game
+        ended, _ = _advance(take(states, furthest), keys[furthest:furthest + 1], jnp.int32(2 ** 30), policy,
+                            drop_first, own)
+        return ended
     held = states.replace(done=states.done | (jnp.arange(states.done.shape[0]) != furthest))
-    ended, _ = _advance(held, keys, jnp.int32(2 ** 30), policy, jnp.bool_(True), params)
+    ended, _ = _advance(held, keys, jnp.int32(2 ** 30), policy, drop_first, params)
     return take(ended, furthest)
 
 
@@ -203,12 +211,13 @@ def moves_left(states, rate: float, first: float, *, compile_again: bool = False
 
 
 def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params=None, finish: bool = True,
-                      deadline_s: float | None = None):
+                      deadline_s: float | None = None, finish_game: int | None = None):
     """Plays a batch of games (`rollout.start`, the instance shared) in slices (`in_slices`)
     (with `params`, `policy(params_i)` plays game i, as in `rollout.advance`). Returns (states,
     whether every game ended by its own policy). Games still running at the deadline are
     returned as they are (`finish=False`), or (`finish=True`) the one that got furthest is ended
-    Drop-first (`finish_furthest`). `deadline_s`: see `in_slices`."""
+    Drop-first (`finish_furthest`; `finish_game`: that game instead, by its own policy).
+    `deadline_s`: see `in_slices`."""
     (states, keys), whole = in_slices(
         clock, lambda carry, moves: _advance(*carry, moves, policy, jnp.bool_(False), params),
         (states, keys), lambda carry: carry[0].done,
@@ -216,4 +225,4 @@ def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params
         deadline_s=deadline_s)
     if whole or not finish or clock.stopped():  # (stopped: its result is dropped, `clock.within`)
         return states, whole
-    return finish_furthest(states, keys, policy, params), False
+    return finish_furthest(states, keys, policy, params, game=finish_game), False

@@ -60,6 +60,7 @@ from typing import NamedTuple
 import jax
 import jax.flatten_util
 import jax.numpy as jnp
+import numpy as np
 import optax
 from flax import struct
 
@@ -407,7 +408,10 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     cfg = _config(options)
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
-    from_heuristic, plan, ended = plan_start(clock, problem, rules, instance.width.shape[0], "egrl", from_heuristic)
+    # (its plan's game played apart: its first generation compiles far longer than that game, and
+    # where a short budget leaves no time for it the plan's game stands, `ended`)
+    from_heuristic, plan, _, ended = plan_start(clock, problem, rules, instance.width.shape[0], "egrl",
+                                                from_heuristic)
     if ended is not None:  # (no time left for a generation: the plan's game stands)
         return ended
     made = _jitted(cfg, from_heuristic)
@@ -429,6 +433,12 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
                 clock.offer(to_solution(problem, nth_game(finish_furthest(states, games.keys), 0), rules,
                                         solver="egrl"))
             break
+        if clock.best is None or clock.out_of_time():  # (before `tell`: its first call compiles the learner)
+            returns = np.asarray(won_returns(games.states))
+            states = games.states.replace(instance=instance)
+            clock.offer(to_solution(problem, nth_game(states, int(np.argmax(returns))), rules, solver="egrl"))
+            if clock.out_of_time():
+                break
         search, state, stats = made.tell(search, games, sub, instance)
         generations += 1
         if float(stats["best"]) > best_seen:

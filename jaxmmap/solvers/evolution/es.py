@@ -53,7 +53,7 @@ from jaxmmap.env.instance import Instance, make_instance
 from jaxmmap.env.rollout import nth_game, rollouts, start, to_solution, won_returns
 from jaxmmap.solvers.base import Anytime, CountedJit, Result, play_on_the_clock, strong_types
 from jaxmmap.solvers.evolution import policy
-from jaxmmap.solvers.heuristic import plan_start
+from jaxmmap.solvers.heuristic import plan_policy, plan_start
 from jaxmmap.solvers.spec import FROM_HEURISTIC, MAX_GENERATIONS, PADDING, Option, declare
 
 
@@ -156,17 +156,27 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
 
 def member_policy(member) -> policy.Policy:
     """A member's policy: its parameters with the instance's feature context and, where the
-    search starts from a plan, that plan (`members_with`)."""
-    weights, ctx, *plan = member
-    return policy.make_policy(weights, ctx, plan=plan[0] if plan else None)
+    search starts from a plan, that plan; a member whose `follow` is set plays the plan itself
+    (`heuristic.plan_policy`) instead (`members_with`)."""
+    weights, ctx, *planned = member
+    if not planned:
+        return policy.make_policy(weights, ctx)
+    plan, follow = planned
+    own, replay = policy.make_policy(weights, ctx, plan=plan), plan_policy(plan)
+    return lambda key, state: jnp.where(follow, replay(key, state), own(key, state))
 
 
-def members_with(asked: dict, instance: Instance, plan: jax.Array | None = None):
+def members_with(asked: dict, instance: Instance, plan: jax.Array | None = None,
+                 follow: jax.Array | None = None):
     """Every asked parameter vector with the instance's feature context (and `plan`, int32[N],
-    when given), batched for `rollouts`."""
+    when given, with `follow`, bool[population + 1], the members that play the plan itself;
+    default none), batched for `rollouts`."""
     size = jax.tree.leaves(asked["everyone"])[0].shape[0]
     shared = (observation.context(instance),) + (() if plan is None else (plan,))
-    return (asked["everyone"], *jax.tree.map(lambda x: jnp.broadcast_to(x, (size, *x.shape)), shared))
+    batched = jax.tree.map(lambda x: jnp.broadcast_to(x, (size, *x.shape)), shared)
+    if plan is not None:
+        batched += (jnp.zeros(size, bool) if follow is None else follow,)
+    return (asked["everyone"], *batched)
 
 
 @functools.lru_cache(maxsize=16)
@@ -175,9 +185,9 @@ def _jitted(population: int, hidden: int, sigma: float, lr: float, patience: int
     parameters (`members_with`); both jitted, their compiles counted."""
     g = make_generation(population, hidden, sigma, lr, patience, plan_weight)
 
-    def ask(search: EsState, key: jax.Array, instance: Instance, plan: jax.Array | None):
+    def ask(search: EsState, key: jax.Array, instance: Instance, plan: jax.Array | None, follow: jax.Array | None):
         search, asked = g.ask(search, key)
-        return search, asked, members_with(asked, instance, plan)
+        return search, asked, members_with(asked, instance, plan, follow)
 
     return g.init, CountedJit(ask), CountedJit(g.tell)
 
@@ -201,7 +211,8 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
         `init_noise`).
       init_noise: standard deviation of noise added to the start's linear weights.
       from_heuristic: start from the heuristic's plan (`heuristic.plan_start`, `PLAN_SHARE` of
-        the budget): its game is the first solution, and the policy reads the plan (one
+        the budget): its game is the first generation's mean's game (played apart first on
+        programs too large to end a game inside the batch), and the policy reads the plan (one
         weight per action, `plan_weight` at the start) beside the features, so the mean plays
         the plan where the features do not outweigh it and the perturbations search around it.
         None (default): in the deferred game (`Rules.placement`), which keeps 0.99 of the plan's
@@ -218,7 +229,8 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
     clock = Anytime(budget_s)
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
-    from_heuristic, plan, ended = plan_start(clock, problem, rules, instance.width.shape[0], "es", from_heuristic)
+    from_heuristic, plan, replay, ended = plan_start(clock, problem, rules, instance.width.shape[0], "es",
+                                                     from_heuristic, games=population + 1)
     if ended is not None:  # (no time left for a generation: the plan's game stands)
         return ended
     weight = float(plan_weight) if from_heuristic else None
@@ -231,16 +243,21 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
     generations, first, stats, best_seen = 0, None, None, -float("inf")
     while max_generations is None or generations < max_generations:
         key, sub = jax.random.split(key)
-        asked_search, asked, members = ask(search, sub, instance, plan)
+        # (with `replay`, the first generation's last game, the mean's, plays the plan itself)
+        follow = None if plan is None else jnp.arange(population + 1) == jnp.where(replay, population, -1)
+        asked_search, asked, members = ask(search, sub, instance, plan, follow)
         keys = jnp.broadcast_to(asked["key"], (population + 1,))  # argmax policies: one key for all
         # the games in slices, the clock looked at between them (a generation can take minutes)
         states, whole = play_on_the_clock(clock, start(instance, population + 1), keys, member_policy,
-                                          params=members, finish=clock.best is None)
+                                          params=members, finish=clock.best is None,
+                                          finish_game=population if replay else None)
         if not whole:  # the budget ended inside the generation: it does not count
             if bool(states.done[0]) and not bool(states.lost[0]) and clock.best is None:
                 clock.offer(to_solution(problem, nth_game(states, 0), rules, solver="es"))
             break
         search, best, stats = tell(asked_search, asked, won_returns(states))
+        if replay:  # from now on the members read the plan as its game played it
+            plan, replay = jnp.where(plan >= 0, states.board.action[population], -1), False
         generations += 1
         value = float(stats["best"])
         first = value if first is None else first

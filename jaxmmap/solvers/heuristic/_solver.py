@@ -15,7 +15,7 @@ from jaxmmap.core.rules import Rules, discretize
 from jaxmmap.env import game
 from jaxmmap.env.instance import make_instance
 from jaxmmap.env.rollout import Policy, rollout, to_solution
-from jaxmmap.solvers.base import Anytime, Result
+from jaxmmap.solvers.base import Anytime, Result, held_inside
 from jaxmmap.solvers.heuristic._moves import MOVES, improve
 from jaxmmap.solvers.heuristic._plan import MAX_OVERLAP, MIN_OVERLAP, PIN_MODES, PREFERRED_OVERLAP, benefit_estimate, plan
 from jaxmmap.solvers.spec import Option, declare
@@ -135,24 +135,34 @@ def from_plan(rules: Rules, from_heuristic: bool | None) -> bool:
 
 
 def plan_start(clock: Anytime, problem: Problem, rules: Rules, num_buffers: int, solver: str,
-               from_heuristic: bool | None = None):
+               from_heuristic: bool | None = None, *, games: int | None = None):
     """A game solver's start from the heuristic (`from_plan`): the heuristic's solution (its
-    plans and local moves within `PLAN_SHARE` of the clock's budget) as the game plays it
-    (`play_plan`), offered to `clock` as `solver`'s first solution. Returns (on, plan, ended):
-    whether the solver starts from the plan; its actions padded to `num_buffers`
-    (int32[num_buffers], -1: no plan; None when off or ended); and, where the time left is under
-    twice the replay's (its compile and one game: the solver's first batch compiles and plays
-    games as large), the clock's result with the plan's game, to return on time (else None)."""
+    plans and local moves within `PLAN_SHARE` of the clock's budget). Returns (on, plan, in_batch,
+    ended): whether the solver starts from the plan; the plan (int32[num_buffers], -1 past the
+    problem's buffers; None when off or ended); whether the solver plays the plan's game itself;
+    and the clock's result with the plan's game, to return on time (else None).
+
+    Where the solver's first batch (`games` games) ends a game inside the batch
+    (`base.held_inside`), the plan's game is not played here (`in_batch`): the solver plays it as
+    one game of that batch (`plan_policy` on `plan`, the heuristic's actions), so it does not
+    compile a game of its own, most of a short budget on a small program (docs/solvers.md). Else
+    it is played here (`play_plan`) and offered to `clock` as `solver`'s first solution; `plan` is
+    then the actions the game played, and where the time left is under twice the replay's (its
+    compile and one game: the solver's first batch compiles and plays games as large), `ended`
+    holds that game."""
     if not from_plan(rules, from_heuristic):
-        return False, None, None
+        return False, None, False, None
     action = heuristic(problem, PLAN_SHARE * clock.budget_s, 0, rules=rules).solution.action
+    padded = lambda a: jnp.full(num_buffers, -1, jnp.int32).at[: problem.num_buffers].set(a)  # noqa: E731
+    if games is not None and held_inside(games, num_buffers):
+        return True, padded(action), True, None
     began = time.perf_counter()
     first = play_plan(problem, action, rules, solver=solver)
     clock.offer(first)
     replay_s = time.perf_counter() - began
     if clock.budget_s - clock.elapsed() < 2 * replay_s:
-        return True, None, clock.result(generations=0, games=0, from_heuristic=True)
-    return True, jnp.full(num_buffers, -1, jnp.int32).at[: problem.num_buffers].set(first.action), None
+        return True, None, False, clock.result(generations=0, games=0, from_heuristic=True)
+    return True, padded(first.action), False, None
 
 
 @jax.jit
