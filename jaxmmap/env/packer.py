@@ -6,7 +6,8 @@ buffer; the order of play; the units the widest-first packing left out first, th
 before; the longest hull first, then the widest, the earliest; the largest hull area, width times
 the steps from its first to its last, first, then the earliest), and widest first at the lowest
 offset that fits. The best is kept (a higher return, or within a relative 1e-5 more units placed;
-ties: the earlier packing). A unit that fits nowhere is dropped with all its buffers. Internals of
+ties: the earlier packing; once one has placed every unit, the later ones are skipped). A unit
+that fits nowhere is dropped with all its buffers. Internals of
 `jaxmmap.env.game.step`; `jaxmmap.env.reference` is the specification, and the tests compare them.
 
 Written here, not taken from a library: it runs inside the jitted game, on the game's own grid.
@@ -123,11 +124,17 @@ def pack(inst: Instance, board: Board) -> Board:
 
     def one(k, carry):
         best, left_out = carry
-        order = jax.lax.cond(k == 2, lambda: jnp.lexsort((*widest, ~left_out, ~is_unit)), lambda: orders[k])
-        other = packing(order, lowest[k])
-        take = (k == 0) | better(best, other)
-        best = jax.tree.map(lambda a, b: jnp.where(take, b, a), best, other)
-        return best, jnp.where(k == 0, other[3] < 0, left_out)
+
+        def packed():
+            order = jax.lax.cond(k == 2, lambda: jnp.lexsort((*widest, ~left_out, ~is_unit)), lambda: orders[k])
+            other = packing(order, lowest[k])
+            take = (k == 0) | better(best, other)
+            return jax.tree.map(lambda a, b: jnp.where(take, b, a), best, other), jnp.where(k == 0, other[3] < 0,
+                                                                                               left_out)
+
+        # once a packing has placed every unit, no later one returns more or places more (and the
+        # earlier wins a tie): the rest are skipped, a game alone (a batch's `cond` runs both)
+        return jax.lax.cond((k > 0) & (best[5] == count), lambda: (best, left_out), packed)
 
     shapes = jax.eval_shape(packing, by_width)
     empty = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
