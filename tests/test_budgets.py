@@ -203,6 +203,39 @@ def test_slices_stop_soon_for_a_tail_that_does_not_fit_where_moves_are_dear(monk
     assert not whole and played["calls"] <= 3 and clock.elapsed() < 2.0
 
 
+def test_slices_stop_before_a_last_move_that_does_not_fit(monkeypatch):
+    """A deferred game's last move packs every game of the batch, hundreds of moves' worth: the
+    slices stop before a batch whose last move would end past the deadline (`end`, estimated at
+    the fastest rate of a slice of a quarter second or more), and play on to it where it fits."""
+    import time
+
+    from jaxmmap.core.clock import Clock
+
+    monkeypatch.setattr(base, "GRACE_S", 0.0)
+
+    def run(budget_s, last_s):
+        played = {"moves": 0}
+
+        def advance(carry, moves):  # 1 ms a move; move 1,000 ends the games and takes `last_s`
+            n = min(int(moves), 1000 - played["moves"])
+            played["moves"] += n
+            time.sleep(0.001 * n + (last_s if played["moves"] == 1000 else 0.0))
+            return carry
+
+        def end(carry, rate):  # what the batch's last move takes: 1,000 moves' worth (1 s)
+            return 1000 / rate
+
+        clock = Clock(budget_s)
+        _, whole = base.in_slices(clock, advance, None, lambda carry: jnp.asarray([played["moves"] >= 1000]),
+                                  end=end)
+        return whole, clock.elapsed()
+
+    whole, seconds = run(1.5, 1.0)  # moves 1 s, the last move 1 s: past the deadline
+    assert not whole and seconds < 1.5
+    whole, seconds = run(4.0, 1.0)
+    assert whole and seconds < 4.0
+
+
 def test_slices_take_the_grace_only_for_a_first_solution():
     """`in_slices`: past the budget but within its grace, games go on while the clock holds no
     solution, and stop once it holds one (the placer's share comes after the budget). A clock

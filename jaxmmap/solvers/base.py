@@ -12,6 +12,7 @@ import numpy as np
 
 from jaxmmap.core.clock import Clock
 from jaxmmap.core.problem import Solution
+from jaxmmap.env import packer
 from jaxmmap.env.rollout import advance, drop_first_policy, take
 
 #: Seconds of work between two looks at the clock while games are played (`in_slices`).
@@ -24,7 +25,7 @@ GRACE_S = 4.0
 MEASURED_S = 0.05
 
 
-def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: float | None = None):
+def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: float | None = None, end=None):
     """Calls `advance(carry, moves) -> carry` (at most `moves` more moves of every game of a
     batch; `moves` an int32[], one compile for any count) in slices of about `SLICE_S` seconds,
     looking at the clock between them, until `done(carry)` (bool[G]) holds for every game or the
@@ -39,12 +40,14 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     which `first`, the first slice's seconds, bounds); the slices stop that much before the
     deadline. `deadline_s` (seconds on `clock`) replaces the default deadline: for work that
     must end with the budget itself. (On large programs ending a game takes many seconds, so it starts before
-    the deadline.)"""
+    the deadline.) `end(carry, rate)` -> seconds: what the games' last move costs beyond the moves'
+    rate (the deferred game's packer, `packing_s`); the slices stop that much before the deadline
+    too, so that a batch that cannot end in time is cut before it, not inside it."""
     deadline = deadline_s
     if deadline is None:  # (the grace is for a first solution only)
         grace = clock.best is None and (clock.grace or tail is None)
         deadline = 1.1 * clock.budget_s + GRACE_S if grace else clock.budget_s
-    moves, first, need = 8, None, 0.0  # the first slice also measures its compile: a few moves, as a
+    moves, first, need, fastest = 8, None, 0.0, 0.0  # the first slice also measures its compile: a few moves, as a
     # searched move of a 50,000-buffer game can take half a second (docs/decisions.md, Budgets)
     while True:
         begin = time.perf_counter()
@@ -58,9 +61,13 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
             first, moves = took, int(max(1, min(256, moves / took * SLICE_S)))
         else:
             rate = moves / took
-            if took >= MEASURED_S and tail is not None:  # (a shorter slice measures the call's
-                # dispatch, not its moves: the tail's estimate would end large games far too early)
-                need = tail(carry, rate, first)
+            if took >= MEASURED_S:  # (a shorter slice measures the call's dispatch, not its moves:
+                # the estimates would end large games far too early)
+                need = 0.0 if tail is None else tail(carry, rate, first)
+                if took >= SLICE_S / 4:  # (the last move's cost is hundreds of moves' worth: a rate
+                    # measured on a slice this long, the fastest, or none)
+                    fastest = max(fastest, rate)
+                need += 0.0 if end is None or not fastest else end(carry, fastest)
             # at most twice the last slice: a move's cost can jump (a game's restores begin, and
             # replay hundreds of moves inside one), and a slice sized by cheap moves overran its budget
             moves = int(max(1, min(2 * moves, rate * SLICE_S, rate * (deadline - need - clock.elapsed()) + 1,
@@ -210,6 +217,19 @@ def moves_left(states, rate: float, first: float, *, compile_again: bool = False
     return _left(states) / (max(rate, ALONE_RATE) if alone else rate) + (first if compile_again or alone else 0.0)
 
 
+#: The moves' worth, per buffer, of a game's last move under deferred placement (`packing_s`):
+#: each packing reads and fills every unit's steps, two moves' worth (measured: 8 to 11 at 6,493
+#: buffers, a batch of 33 on the 2-core CPU, the six packings run; fewer where one places every unit).
+PACK_MOVES = 2 * packer.PACKINGS
+
+
+def packing_s(instance, rate: float) -> float:
+    """Seconds a batch's last move takes beyond `rate` (batch moves a second) under deferred
+    placement: its games are packed one at a time (`packer.pack_finished`), each about
+    `PACK_MOVES` moves of the batch per buffer; 0 in the paper's grid."""
+    return PACK_MOVES * int(instance.num_buffers) / rate if instance.deferred else 0.0
+
+
 def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params=None, finish: bool = True,
                       deadline_s: float | None = None, finish_game: int | None = None):
     """Plays a batch of games (`rollout.start`, the instance shared) in slices (`in_slices`)
@@ -222,7 +242,7 @@ def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params
         clock, lambda carry, moves: _advance(*carry, moves, policy, jnp.bool_(False), params),
         (states, keys), lambda carry: carry[0].done,
         tail=(lambda carry, rate, first: moves_left(carry[0], rate, first)) if finish else None,
-        deadline_s=deadline_s)
+        deadline_s=deadline_s, end=lambda carry, rate: packing_s(carry[0].instance, rate))
     if whole or not finish or clock.stopped():  # (stopped: its result is dropped, `clock.within`)
         return states, whole
     return finish_furthest(states, keys, policy, params, game=finish_game), False

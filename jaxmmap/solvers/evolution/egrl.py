@@ -69,7 +69,16 @@ from jaxmmap.core.rules import Rules
 from jaxmmap.env import game, observation
 from jaxmmap.env.instance import Instance, make_instance
 from jaxmmap.env.rollout import nth_game, to_solution, won_returns
-from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, in_slices, moves_left, strong_types
+from jaxmmap.solvers.base import (
+    Anytime,
+    CountedJit,
+    Result,
+    finish_furthest,
+    in_slices,
+    moves_left,
+    packing_s,
+    strong_types,
+)
 from jaxmmap.solvers.evolution import breeding, policy, sac
 from jaxmmap.solvers.evolution.recorded import BOLTZMANN, NEURAL_ARGMAX, NEURAL_SAMPLE, Games, recorded_rollout
 from jaxmmap.solvers.heuristic import plan_start
@@ -426,7 +435,8 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
         tail = (lambda g, rate, first: moves_left(g.states, rate, first, compile_again=True)) if clock.best is None \
             else None  # (before a first solution, time to end the furthest game Drop-first)
         games, whole = in_slices(clock, lambda games, moves: made.play(games, moves, instance),
-                                 made.ask(search, sub, instance), lambda games: games.states.done, tail=tail)
+                                 made.ask(search, sub, instance), lambda games: games.states.done, tail=tail,
+                                 end=lambda games, rate: packing_s(instance, rate))
         if not whole:  # the budget ended inside the generation: it does not count
             if clock.best is None:
                 states = games.states.replace(instance=instance)
