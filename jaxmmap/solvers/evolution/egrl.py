@@ -69,16 +69,7 @@ from jaxmmap.core.rules import Rules
 from jaxmmap.env import game, observation
 from jaxmmap.env.instance import Instance, make_instance
 from jaxmmap.env.rollout import nth_game, to_solution, won_returns
-from jaxmmap.solvers.base import (
-    Anytime,
-    CountedJit,
-    Result,
-    finish_furthest,
-    in_slices,
-    moves_left,
-    packing_s,
-    strong_types,
-)
+from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, in_slices, moves_left, packing_s, strong_types
 from jaxmmap.solvers.evolution import breeding, policy, sac
 from jaxmmap.solvers.evolution.recorded import BOLTZMANN, NEURAL_ARGMAX, NEURAL_SAMPLE, Games, recorded_rollout
 from jaxmmap.solvers.heuristic import plan_start
@@ -417,8 +408,7 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     cfg = _config(options)
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
-    # (its plan's game played apart: its first generation compiles far longer than that game, and
-    # where a short budget leaves no time for it the plan's game stands, `ended`)
+    # (the plan's game apart: its first generation compiles far longer; `ended` where none fits)
     from_heuristic, plan, _, ended = plan_start(clock, problem, rules, instance.width.shape[0], "egrl",
                                                 from_heuristic)
     if ended is not None:  # (no time left for a generation: the plan's game stands)
