@@ -223,11 +223,14 @@ def moves_left(states, rate: float, first: float, *, compile_again: bool = False
 PACK_MOVES = 2 * packer.PACKINGS
 
 
-def packing_s(instance, rate: float) -> float:
-    """Seconds a batch's last move takes beyond `rate` (batch moves a second) under deferred
-    placement: its games are packed one at a time (`packer.pack_finished`), each about
-    `PACK_MOVES` moves of the batch per buffer; 0 in the paper's grid."""
-    return PACK_MOVES * int(instance.num_buffers) / rate if instance.deferred else 0.0
+def packing_s(instance, rate: float, games: int) -> float:
+    """Seconds the last move of a batch of `games` takes beyond `rate` (batch moves a second)
+    under deferred placement: its games are packed one at a time (`packer.pack_finished`), each
+    about `PACK_MOVES` moves of the batch per buffer. 0 in the paper's grid, and where a game of
+    the batch is ended inside it (`held_inside`): there packing takes well under a second, and a
+    rate slowed by restores would overestimate it."""
+    n = int(instance.num_buffers)
+    return PACK_MOVES * n / rate if instance.deferred and not held_inside(games, n) else 0.0
 
 
 def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params=None, finish: bool = True,
@@ -242,7 +245,7 @@ def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params
         clock, lambda carry, moves: _advance(*carry, moves, policy, jnp.bool_(False), params),
         (states, keys), lambda carry: carry[0].done,
         tail=(lambda carry, rate, first: moves_left(carry[0], rate, first)) if finish else None,
-        deadline_s=deadline_s, end=lambda carry, rate: packing_s(carry[0].instance, rate))
+        deadline_s=deadline_s, end=lambda carry, rate: packing_s(carry[0].instance, rate, carry[0].done.shape[0]))
     if whole or not finish or clock.stopped():  # (stopped: its result is dropped, `clock.within`)
         return states, whole
     return finish_furthest(states, keys, policy, params, game=finish_game), False
