@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 from jaxmmap.core.problem import DROP, LatencyTable, Problem, Solution
 from jaxmmap.core.rules import Rules
 from jaxmmap.env.generator import generate
+from jaxmmap.env.rollout import greedy_policy, rollout
 
 RULES = Rules(columns=32)  # the grid of the small programs below
+
+_GREEDY = jax.jit(lambda instance, key: rollout(instance, key, greedy_policy, backup=True))
+
+
+def greedy_game(instance):
+    """Greedy's finished game on `instance` (Drop-backup on): compiled once per shape, the
+    instance an argument (a constant instance would be compiled, and folded, per call)."""
+    return _GREEDY(instance, jax.random.key(0))
 
 
 def tiny(seed: int, tables: bool = False) -> Problem:

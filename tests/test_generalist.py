@@ -12,6 +12,7 @@ import chex
 import jax
 import numpy as np
 import pytest
+from builders import greedy_game
 
 from configs import generalist as generalist_config
 from jaxmmap import Rules, bundled, generate, make_instance, validate
@@ -21,7 +22,7 @@ from jaxmmap.core import suite
 from jaxmmap.core.files import UserError
 from jaxmmap.env import game, observation
 from jaxmmap.env.observation import NUM_DECISION_FEATURES
-from jaxmmap.env.rollout import greedy_policy, rollout
+from jaxmmap.env.rollout import greedy_policy
 from jaxmmap.solvers import agents, solve
 
 
@@ -323,7 +324,7 @@ def test_padded_instances_play_the_same_game_and_a_batch_plays_each_parameter_se
     a = generalist.play(params, bucketed, config=config)
     b = generalist.play(params, padded, config=config)
     assert float(a.board.ret) == float(b.board.ret) and int(a.moves) == int(b.moves)
-    greedy = jax.jit(lambda inst, k: rollout(inst, k, greedy_policy, backup=True))(bucketed, jax.random.key(0))
+    greedy = greedy_game(bucketed)
     both = jax.tree.map(lambda *x: jax.numpy.stack(x), params, generalist.untrained(params))
     got = np.asarray(improvement.returns(both, padded, config=config))
     assert got.tolist() == [float(a.board.ret), float(greedy.board.ret)]
@@ -335,7 +336,7 @@ def test_an_untrained_generalist_plays_the_policy_game():
     instance = make_instance(problem, Rules())
     config = generalist.GeneralistConfig(widths=(8,))
     played = generalist.play(generalist.init_params(config), instance, config=config)
-    greedy = jax.jit(lambda inst: rollout(inst, jax.random.key(0), greedy_policy, backup=True))(instance)
+    greedy = greedy_game(instance)
     np.testing.assert_array_equal(np.asarray(played.board.action), np.asarray(greedy.board.action))
     assert float(played.board.ret) == pytest.approx(float(greedy.board.ret))
 

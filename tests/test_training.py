@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from builders import PAD, RULES, agent_config, expert_config, tiny
+from builders import PAD, RULES, agent_config, expert_config, greedy_game, tiny
 
 from jaxmmap import generate, load_solution, make_instance, validate
 from jaxmmap.agent import expert, learner, selfplay, train
@@ -29,7 +29,6 @@ from jaxmmap.agent.loop import agent_config as config_from_dict
 from jaxmmap.agent.loop import fit
 from jaxmmap.agent.networks import make_networks
 from jaxmmap.env import game, observation
-from jaxmmap.env.rollout import greedy_policy, rollout
 from jaxmmap.solvers.exhaustive import exhaustive
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -263,7 +262,7 @@ def test_windowed_deviations_change_the_center_only_inside_their_window():
     instance = make_instance(problem, RULES)
     n = problem.num_buffers
     changed = {}
-    greedy = jax.jit(lambda inst, k: rollout(inst, k, greedy_policy, backup=True))(instance, jax.random.key(0))
+    greedy = greedy_game(instance)
     for windowed in (False, True):
         config = _expert(games=32, deviation_window=float(windowed), restart_fraction=1.0)
         state = expert.init(instance, config, seed=0, demonstration=np.asarray(greedy.board.action)[:n])
@@ -291,7 +290,7 @@ def test_a_generations_games_one_by_one_are_its_batched_games():
     problem = generate(3, num_instructions=200, memory_fraction=0.3)
     instance = make_instance(problem, RULES)
     config = _expert(games=8)
-    greedy = jax.jit(lambda inst, k: rollout(inst, k, greedy_policy, backup=True))(instance, jax.random.key(0))
+    greedy = greedy_game(instance)
     state = expert.init(instance, config, seed=0,
                         demonstration=np.asarray(greedy.board.action)[: problem.num_buffers])
     ctx = observation.context(instance)
