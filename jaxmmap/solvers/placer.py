@@ -89,7 +89,10 @@ def _placement(problem: Problem, rules: Rules, decisions: np.ndarray, *, prepare
                grow: bool) -> Solution:
     """The best placement of `decisions` (grown, with `grow`): placed in the heuristic's order,
     then, while some did not fit, again with those first (squeaky-wheel repacking: the items
-    that failed get the free room before the ones that took it)."""
+    that failed get the free room before the ones that took it); and, with `grow`, each decided
+    item where the heuristic's order reaches it, grown at once (`plan(interleave=True)`: decisions
+    all placed first crowd out the heuristic's own items, which then lose more than the decisions
+    win; docs/solvers.md, The placer)."""
     decided = decisions != DROP
     first = np.zeros(problem.num_buffers, bool)
     best = None
@@ -102,6 +105,11 @@ def _placement(problem: Problem, rules: Rules, decisions: np.ndarray, *, prepare
         if not (lost & ~first).any() or time.perf_counter() >= deadline:
             break
         first |= lost
+    if grow and decided.any() and time.perf_counter() < deadline:
+        placed = plan(problem, rules, pins="compare", prepared=prepared, deadline=deadline,
+                      decisions=decisions, interleave=True).solution
+        if placed.ret > best.ret:
+            best = placed
     return best
 
 

@@ -402,23 +402,24 @@ class _Planner:
         return False
 
     def run(self, passes: list, deadline: float | None) -> bool:
-        """Places the work items of each pass ("plan", "decided" or "grow"). Returns whether
-        the deadline stopped it."""
+        """Places the work items of each pass ("plan", "decided", "grow", or "merged": each item
+        by its decisions, then grown, in one pass). Returns whether the deadline stopped it."""
         action, d = self.action, self.d
         for kind, work in passes:
             for members in work:
                 if deadline is not None and time.perf_counter() > deadline:
                     return True
-                if kind == "decided":
+                if kind == "decided" or (kind == "merged" and (self.decisions[members] != DROP).any()):
                     self.place_decided(members)
-                    continue
+                    if kind == "decided":
+                        continue
                 dropped = action[members] == DROP
                 if not dropped.any() or (kind == "plan" and not dropped.all()):
                     continue  # every use placed already (by the decisions, or pinned first)
                 if self.aliased[members[0]]:
                     if dropped.all() and sum(self.worth(int(i)) for i in members) > 0:
                         self.place_group(members)
-                elif kind == "grow" and not dropped.all():
+                elif kind in ("grow", "merged") and not dropped.all():
                     self.copy_tensor(members)  # the uses still in slow memory, continuing the placed ones
                 else:
                     self.place_tensor(members)
@@ -431,7 +432,7 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
          preferred_overlap: float = PREFERRED_OVERLAP, min_overlap: float = MIN_OVERLAP,
          max_overlap: float = MAX_OVERLAP, prepared: tuple[Discretized, np.ndarray] | None = None,
          deadline: float | None = None, decisions: np.ndarray | None = None, grow: bool = True,
-         first: np.ndarray | None = None) -> Plan:
+         first: np.ndarray | None = None, interleave: bool = False) -> Plan:
     """Runs the simplified memory-space assignment (see the module docstring).
 
     `pins`: "never" (no output is pinned: the plan of the older game), "compare" (a tensor is
@@ -451,7 +452,9 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
     with `grow`, a second pass offers every use still in slow memory to the plan's own rules
     (`pins` applies to this pass only). `first` (bool[N]): the work items holding a `first`
     buffer are placed first in the decided pass (the placer's repacking of decisions that did
-    not fit)."""
+    not fit). `interleave` (with `grow`): one pass instead of two, each work item in the plan's
+    order placed by its decisions where it has any, then grown, so that the decided items do not
+    all take their room before the plan's (the placer's other placement of the decisions)."""
     if pins not in PIN_MODES:
         raise ValueError(f"pins must be one of {', '.join(PIN_MODES)}, got {pins!r}")
     if prepared is None:
@@ -477,7 +480,8 @@ def plan(problem: Problem, rules: Rules = Rules(), *, pins: str = "compare",
         urgent = [False] * len(items) if first is None else any_of(first)
         decided = ([m for m, w, u in zip(items, wanted, urgent) if w and u]
                    + [m for m, w, u in zip(items, wanted, urgent) if w and not u])
-        passes = [("decided", decided)] + ([("grow", items)] if grow else [])
+        passes = ([("merged", items)] if interleave and grow else
+                  [("decided", decided)] + ([("grow", items)] if grow else []))
     else:
         passes = [("plan", items if pins != "only" else [])]
     stopped = stopped or planner.run(passes, deadline)
