@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from jaxmmap import Environment, Rules, generate, make_instance, play, rollout, validate
+from jaxmmap.core import suite
 from jaxmmap.env import FIRST, LAST, MID, game
 from jaxmmap.env.backup import TOGETHER_BELOW, restores_together, together
 from jaxmmap.env.instance import stack
-from jaxmmap.env.rollout import advance, greedy_policy, random_policy, rollouts, start
+from jaxmmap.env.rollout import advance, density_policy, greedy_policy, random_policy, rollouts, start
 
 RULES = Rules(columns=64)
 PAD = dict(num_buffers=256, num_steps=64, num_tables=64)
@@ -153,6 +154,42 @@ def test_greedy_takes_a_legal_action_of_the_largest_immediate_reward_at_every_mo
     assert float(whole.board.ret) == pytest.approx(float(state.board.ret))
     assert float(state.board.ret) > 0.0
     assert total == pytest.approx(float(state.board.ret), rel=1e-5)
+
+
+def test_density_greedy_places_the_densest_use_that_can_pay_at_every_move():
+    # latency tables: a roofline operand's reward comes only once the table's other operands are
+    # placed; its potential (the best reachable gain with it minus without) comes at once
+    problem = suite.load("lstm_infer@tpu_v4i-30")
+    instance = make_instance(problem, Rules(columns=64, placement="deferred"))
+    state = game.init(instance, backup=True)
+    step, key, least = jax.jit(game.step), jax.random.key(0), 0.002
+    policy, potential = jax.jit(density_policy(jnp.float32(least))), jax.jit(game.placement_potential)
+    early = 0  # moves whose potential is above the immediate reward
+    while not bool(state.done):
+        i = int(state.board.cursor)
+        legal, cand = np.asarray(game.legal_action_mask(state)), state.candidates
+        table = int(instance.table[i])
+        if table >= 0:
+            gain, placed = np.asarray(instance.gain[table], np.float64), int(state.board.table_mask[table])
+            bit, masks = 1 << int(instance.table_bit[i]), np.arange(256)
+            reach = (masks & placed) == placed
+            want = max(gain[reach & (masks & bit != 0)].max() - gain[reach & (masks & bit == 0)].max(),
+                       float(game.action_rewards(state)[0]))
+            early += want > float(game.action_rewards(state)[0]) + 1e-6
+        else:
+            want = float(instance.benefit[i])
+        assert float(potential(state)) == pytest.approx(want, abs=1e-5)
+        room = [int(instance.width[i]) * (int(cand.alloc_end[a]) - int(cand.alloc_start[a]) + 1)
+                if int(cand.alloc_start[a]) >= 0 else 0 for a in (0, 1)]
+        density = [want / r if r else np.inf for r in room]
+        ok = [bool(legal[a]) and want > 0 and density[a] >= least for a in (0, 1)]
+        action = int(policy(key, state))
+        if any(ok):
+            assert ok[action] and density[action] == max(d for d, o in zip(density, ok) if o)
+        else:
+            assert action == [a for a in (2, 1, 0) if legal[a]][0]  # Drop first
+        state = step(state, action)
+    assert early > 0 and float(state.board.ret) > 0.0
 
 
 def test_play_returns_validated_best_solution():

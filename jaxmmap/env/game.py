@@ -123,6 +123,13 @@ def action_rewards(state: State) -> jax.Array:
     return jnp.stack([placed, placed, jnp.float32(0)])
 
 
+def placement_potential(state: State) -> jax.Array:
+    """float32[]: what placing the current buffer (Copy or NoCopy) can still gain, its reward
+    included once the rest of its latency table is placed (`moves.placement_potential`)."""
+    inst, board = state.instance, state.board
+    return moves.placement_potential(inst, board, jnp.minimum(board.cursor, inst.width.shape[0] - 1))
+
+
 def buffer_status(state: State) -> tuple[jax.Array, jax.Array]:
     """The current buffer's alias-group status (UNDECIDED, PLACED, DROPPED) and its tensor's pin
     status (PIN_FREE, PINNED, PIN_FORBIDDEN), as int32[] each; O(1)."""

@@ -39,6 +39,24 @@ def placement_reward(inst: Instance, board: Board, i) -> jax.Array:
     return jnp.where(inst.table[i] >= 0, dynamic, inst.benefit[i])
 
 
+def placement_potential(inst: Instance, board: Board, i) -> jax.Array:
+    """What placing buffer i can still gain: for a latency-table buffer, the best gain of a mask
+    its table can still reach (a superset of its placed bits) with i, minus the best without i,
+    and at least its immediate reward (a roofline instruction stays memory-bound until all its
+    operands are fast, so only the last placed one has an immediate reward; the heuristic's
+    `_potential`, optimistic about the table's dropped buffers); else its static benefit."""
+    table = jnp.maximum(inst.table[i], 0)
+    placed = board.table_mask[table]
+    bit = jnp.left_shift(jnp.int32(1), inst.table_bit[i])
+    masks = jnp.arange(inst.gain.shape[1], dtype=jnp.int32)
+    reach = (masks & placed) == placed
+    gain = inst.gain[table]
+    with_i = jnp.max(jnp.where(reach & ((masks & bit) != 0), gain, -jnp.inf))
+    without = jnp.max(jnp.where(reach & ((masks & bit) == 0), gain, -jnp.inf))
+    return jnp.where(inst.table[i] >= 0, jnp.maximum(with_i - without, placement_reward(inst, board, i)),
+                     inst.benefit[i])
+
+
 def context(inst: Instance, board: Board, i) -> dict:
     """What the game knows of buffer i's alias group and tensor, from the records of their
     previous buffers (below the cursor when i is the current buffer): the group's status and
