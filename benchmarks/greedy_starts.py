@@ -1,9 +1,9 @@
 """Whether greedy's decisions are a better start for the placer than no decisions at all.
 
-For each program, under the deferred game with the early copy supply (the rules of the held-out
-comparisons, docs/solvers.md), it prints the placement of no decisions (`placer.place_nothing`,
-the floor of every game solver's result) and greedy's decisions placed without local moves, as
-fractions of that floor:
+For each program, under the deferred game with the early copy supply on the program's `auto`
+columns (the rules of `jaxmmap compare --placement deferred --copy-supply early`), it prints the
+placement of no decisions (`placer.place_nothing`, the floor of every game solver's result) and
+greedy's decisions placed without local moves, as fractions of that floor:
 
 - `immediate`: the environment's `greedy_policy` (the legal move of the best immediate reward);
   `density`: the `greedy` solver's game (`rollout.density_policy` at its `DENSITIES`, the best);
@@ -34,7 +34,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxmmap.core import suite  # noqa: E402
-from jaxmmap.core.rules import Rules  # noqa: E402
+from jaxmmap.core.rules import Rules, auto_columns  # noqa: E402
 from jaxmmap.core.validator import check_solution  # noqa: E402
 from jaxmmap.env.generator import generate  # noqa: E402
 from jaxmmap.env.instance import make_instance  # noqa: E402
@@ -43,7 +43,6 @@ from jaxmmap.solvers import solve  # noqa: E402
 from jaxmmap.solvers.heuristic import plan  # noqa: E402
 from jaxmmap.solvers.placer import place, place_nothing  # noqa: E402
 
-RULES = Rules(placement="deferred", copy_supply="early")
 #: (seed, instructions): the tuning split's generated programs, and the held-out split's (the
 #: five of docs/results/heldout-deferred-cpu-2026-11-29).
 GENERATED = {"train": ((2000, 40), (2001, 300), (2002, 1000), (2003, 3000)),
@@ -59,11 +58,16 @@ def _problems(split: str, max_buffers: int):
     return [suite.load(n) for n in names] + [generate(s, num_instructions=k) for s, k in GENERATED[split]]
 
 
+def _rules(problem) -> Rules:
+    return Rules(columns=auto_columns(problem), placement="deferred", copy_supply="early")
+
+
 def _starts(problem, solution, floor: float) -> list[float]:
     check_solution(problem, solution, what="a greedy game's solution")
-    first = plan(problem, RULES, decisions=solution.action).solution
-    inter = plan(problem, RULES, decisions=solution.action, interleave=True).solution
-    placer = place(problem, solution, rules=RULES, moves=0, fresh=False, budget_s=600)
+    rules = _rules(problem)
+    first = plan(problem, rules, decisions=solution.action).solution
+    inter = plan(problem, rules, decisions=solution.action, interleave=True).solution
+    placer = place(problem, solution, rules=rules, moves=0, fresh=False, budget_s=600)
     return [s.ret / floor for s in (first, inter, placer)]
 
 
@@ -83,11 +87,12 @@ def main(argv=None) -> int:
     table = []
     for problem in _problems(args.split, args.max_buffers):
         began = time.perf_counter()
-        floor = place_nothing(problem, rules=RULES, budget_s=600).ret
-        instance = make_instance(problem, RULES)
+        rules = _rules(problem)
+        floor = place_nothing(problem, rules=rules, budget_s=600).ret
+        instance = make_instance(problem, rules)
         state = jax.jit(lambda key, inst=instance: rollout(inst, key, greedy_policy, backup=True))(jax.random.key(0))
-        immediate = to_solution(problem, state, RULES, solver="greedy-immediate")
-        result = solve(problem, "greedy", budget_s=args.budget, rules=RULES, place=False)
+        immediate = to_solution(problem, state, rules, solver="greedy-immediate")
+        result = solve(problem, "greedy", budget_s=args.budget, rules=rules, place=False)
         if not result.info.get("finished", True):
             print(f"(the density greedy's games on {problem.name} were cut at {args.budget} s)")
         row = _starts(problem, immediate, floor) + _starts(problem, result.solution, floor)
