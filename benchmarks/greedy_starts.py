@@ -47,14 +47,10 @@ from jaxmmap.solvers.placer import place, place_nothing  # noqa: E402
 #: five of docs/results/heldout-deferred-cpu-2026-11-29).
 GENERATED = {"train": ((2000, 40), (2001, 300), (2002, 1000), (2003, 3000)),
              "held-out": ((1000, 40), (1001, 300), (1002, 1000), (1003, 3000), (1004, 8000))}
-HELD_OUT = ("wavenet_infer@tpu_v4i-30", "mnasnet_infer@tpu_v4i-30", "alphatensor_like@tpu_v4i-30",
-            "nmt_infer@tpu_v4i-30", "wavenet_train@gpu", "mnasnet_train@gpu", "alphatensor_like_train@gpu-50",
-            "nmt_train@gpu")
 
 
 def _problems(split: str, max_buffers: int):
-    names = [n for n in suite.names("train") if suite.load(n).num_buffers <= max_buffers] if split == "train" \
-        else list(HELD_OUT)
+    names = [n for n in suite.names(split) if split == "held-out" or suite.load(n).num_buffers <= max_buffers]
     return [suite.load(n) for n in names] + [generate(s, num_instructions=k) for s, k in GENERATED[split]]
 
 
