@@ -111,6 +111,8 @@ def _improved(tmp_path, capsys):
     return config, workdir
 
 
+@pytest.mark.slow  # (26-67 s; off by default, `network.generations = 0`: by default its batches,
+# `improvement.returns`, in test_padded_instances_play_the_same_game_and_a_batch_plays_each_parameter_sets_game)
 def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_path, capsys):
     """Imitation, then the search in the parameters (`improvement.improve`): its generations run,
     the kept parameters are never worse than the imitation's on the selection programs, and a
@@ -124,7 +126,7 @@ def test_the_improvement_searches_on_the_game_keeps_its_best_and_resumes(tmp_pat
     assert (tmp_path / "run" / "params.msgpack").stat().st_size > 0  # (generalist_games.py --params)
 
 
-@pytest.mark.slow  # (15 s; by default: the test above, run and resumed)
+@pytest.mark.slow  # (15 s)
 def test_the_improvement_starts_again_on_other_settings_and_on_a_corrupt_checkpoint(tmp_path, capsys):
     """Other settings of the search are not the same search (the same imitation is not trained
     again), and a checkpoint that cannot be read starts the search over."""
