@@ -248,23 +248,20 @@ def test_prod_improves_the_better_of_the_agents_placed_game_and_the_heuristics(m
 
 def test_greedy_keeps_the_best_of_its_games_one_per_least_density():
     import jax
-    import jax.numpy as jnp
 
-    from jaxmmap.core.rules import discretize
     from jaxmmap.env.instance import make_instance
     from jaxmmap.env.rollout import density_policy, rollout
-    from jaxmmap.solvers.heuristic import benefit_estimate
-    from jaxmmap.solvers.simple import DENSITIES, greedy
+    from jaxmmap.solvers.simple import DENSITIES, greedy, least_densities
 
     problem = generate(2000, num_instructions=40)
     rules = Rules(placement="deferred", copy_supply="early")
     result = greedy(problem, 60, 0, rules=rules)
     assert result.info["finished"] and result.info["games"] == len(DENSITIES)
-    d = discretize(problem, rules)
-    full = np.maximum(benefit_estimate(problem, d), 0).sum() / (d.usable_columns * d.supply.shape[0])
     instance = make_instance(problem, rules)
     games = jax.jit(jax.vmap(lambda least: rollout(instance, jax.random.key(0), density_policy(least), backup=True)))
-    returns = np.asarray(games(jnp.asarray(DENSITIES, jnp.float32) * full).board.ret)
+    returns = np.asarray(games(least_densities(problem, rules)).board.ret)
     assert len(set(returns.round(5).tolist())) > 1  # the least densities make different games
     assert result.solution.ret == pytest.approx(returns.max(), rel=1e-5)
     assert result.info["density"] == DENSITIES[int(np.argmax(returns))]
+    # anytime: each game that beat the ones before it is in the trace, in the order played
+    assert len(result.trace) == len(set(np.maximum.accumulate(returns).round(5).tolist()))
