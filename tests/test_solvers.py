@@ -265,3 +265,25 @@ def test_greedy_keeps_the_best_of_its_games_one_per_least_density():
     assert result.info["density"] == DENSITIES[int(np.argmax(returns))]
     # anytime: each game that beat the ones before it is in the trace, in the order played
     assert len(result.trace) == len(set(np.maximum.accumulate(returns).round(5).tolist()))
+
+
+def test_greedy_finishes_only_its_first_game_and_lets_a_later_one_cut_by_the_budget_go(monkeypatch):
+    """Greedy's games are played one after the other: the first, where the budget ends inside it,
+    is ended Drop-first (`finish`); a later one cut by the budget is let go, and the run ends with
+    the best game that ended."""
+    from jaxmmap.solvers import simple
+
+    calls, real = [], simple.play_on_the_clock
+
+    def play(clock, states, keys, policy, *, params, finish):
+        calls.append(finish)
+        if len(calls) == 2:  # the second game: the budget ends before its first move
+            return states, False
+        return real(clock, states, keys, policy, params=params, finish=finish)
+
+    monkeypatch.setattr(simple, "play_on_the_clock", play)
+    problem = tiny(0)
+    result = simple.greedy(problem, 60, 0, rules=RULES)
+    assert calls == [True, False]
+    assert result.info["games"] == 1 and result.info["finished"] and result.info["density"] == simple.DENSITIES[0]
+    assert validate(problem, result.solution).ok and len(result.trace) == 1
