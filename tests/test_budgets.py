@@ -21,7 +21,7 @@ from jaxmmap.env.rollout import advance, drop_first_policy, greedy_policy, rollo
 from jaxmmap.solvers import SOLVERS, _registry, _solve, base, solve
 from jaxmmap.solvers.base import Anytime, Refused
 from jaxmmap.solvers.heuristic import heuristic
-from jaxmmap.solvers.placer import place_nothing
+from jaxmmap.solvers.placer import place, place_nothing
 from jaxmmap.solvers.simple import greedy, random_search
 
 RULES = Rules(columns=64)
@@ -294,13 +294,8 @@ def test_a_placed_solver_that_overruns_its_budget_is_left_behind_with_the_placem
     assert ended.wait(10)  # (and its error was dropped)
 
 
-def test_an_overrun_keeps_the_best_solution_the_solvers_clocks_held(monkeypatch):
-    """What a solver cut off had found (offered to a clock of its own) is written where it beats
-    the placement of no decisions, as its game (not placed: there is no time left)."""
-    problem = generate(5, num_instructions=30, memory_fraction=0.3)
-    held = heuristic(problem, 5.0, 0).solution  # (its plans and moves: above the placement of no decisions here)
-    assert held.ret > place_nothing(problem, rules=Rules(), budget_s=5.0).ret
-
+def _found_then_stuck(monkeypatch, held):
+    """A solver "found" that offers `held` to a clock of its own, then overruns (a compile)."""
     def found_then_stuck(problem, budget_s, seed, *, rules):
         Anytime(budget_s).offer(held)
         time.sleep(6.0)  # (past 1.05 x 2 s + 3 s)
@@ -309,9 +304,37 @@ def test_an_overrun_keeps_the_best_solution_the_solvers_clocks_held(monkeypatch)
     monkeypatch.setitem(SOLVERS, "found", found_then_stuck)
     monkeypatch.setattr(_solve, "PLACED", _registry.PLACED | {"found"})
     monkeypatch.setattr(_solve, "check_options", lambda *a: None)
+
+
+def test_an_overrun_places_the_game_the_solvers_clocks_held(monkeypatch):
+    """What a solver cut off had found (offered to a clock of its own) is placed without local
+    moves where the promise leaves the time (`HELD_PLACEMENTS` times the placement of no
+    decisions' seconds): greedy's game here, whose decisions place above both it and that placement."""
+    problem = generate(5, num_instructions=30, memory_fraction=0.3)
+    held = greedy(problem, 30.0, 0).solution
+    expected = place(problem, held, rules=Rules(), moves=0, fresh=place_nothing(problem, rules=Rules()))
+    assert expected.metadata["start"] == "decisions" and expected.ret > held.ret  # (what the test needs)
+    _found_then_stuck(monkeypatch, held)
+    began = time.perf_counter()
+    result = solve(problem, "found", budget_s=2.0)
+    assert time.perf_counter() - began < 1.1 * 2.0 + 10
+    assert result.solution.ret == pytest.approx(expected.ret) and result.solution.solver == "found+placed"
+    assert result.info["placed_start"] == "decisions" and result.info["raw_return"] == held.ret
+    assert result.raw is held and "placed without local moves" in result.info["overran"]
+    assert validate(problem, result.solution).ok
+
+
+def test_an_overrun_without_the_time_to_place_keeps_the_best_solution_the_solvers_clocks_held(monkeypatch):
+    """Where the promise leaves no time to place it, what a solver cut off had found is written
+    where it beats the placement of no decisions, as its game."""
+    problem = generate(5, num_instructions=30, memory_fraction=0.3)
+    held = heuristic(problem, 5.0, 0).solution  # (its plans and moves: above the placement of no decisions here)
+    assert held.ret > place_nothing(problem, rules=Rules(), budget_s=5.0).ret
+    _found_then_stuck(monkeypatch, held)
+    monkeypatch.setattr(_solve, "HELD_PLACEMENTS", float("inf"))
     result = solve(problem, "found", budget_s=2.0)
     assert result.solution.ret == held.ret and result.info["placed_start"] == "game"
-    assert result.info["raw_return"] == held.ret and "its best game so far" in result.info["overran"]
+    assert result.info["raw_return"] == held.ret and "its best game so far is written" in result.info["overran"]
 
 
 def test_a_placed_solver_within_its_time_runs_as_before_and_its_mistakes_reach_the_caller(monkeypatch):
