@@ -233,10 +233,11 @@ def test_muzero_with_a_place_share_searches_for_the_rest_and_then_places_its_bes
     monkeypatch.setattr(agents, "fit", fit)
     monkeypatch.setattr(agents, "_first_game", first_game)
     problem = generate(11, num_instructions=37, inplace_prob=0.2)
-    greedy(problem, 30.0, 0)  # (compiled first: a cold compile of its game took the 8-s run's placed rounds' time)
-    result = agents.muzero(problem, 8.0, 0, max_iterations=0, games=4, place_share=0.5)
+    # (20 s: with the compilation cache empty, greedy's game and the search's set-up compile for
+    # more than 8 s on a busy 2-core CPU, and the placed rounds then had no time)
+    result = agents.muzero(problem, 20.0, 0, max_iterations=0, games=4, place_share=0.5)
     game = seen["first"].solution  # (the search's start, returned as "muzero": no chunk beat it)
-    assert seen["budget_s"] <= 4.0 and result.info["game"] == pytest.approx(game.ret)
+    assert seen["budget_s"] <= 10.0 and result.info["game"] == pytest.approx(game.ret)
     assert validate(problem, result.solution).ok and result.solution.ret > game.ret
     assert result.solution.solver == "muzero+placed" and result.info["place_rounds"] >= 1
     check_trace(result)
