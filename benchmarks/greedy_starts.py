@@ -58,9 +58,8 @@ def _rules(problem) -> Rules:
     return Rules(columns=auto_columns(problem), placement="deferred", copy_supply="early")
 
 
-def _starts(problem, solution, floor: float) -> list[float]:
+def _starts(problem, rules: Rules, solution, floor: float) -> list[float]:
     check_solution(problem, solution, what="a greedy game's solution")
-    rules = _rules(problem)
     first = plan(problem, rules, decisions=solution.action).solution
     inter = plan(problem, rules, decisions=solution.action, interleave=True).solution
     placer = place(problem, solution, rules=rules, moves=0, fresh=False, budget_s=600)
@@ -91,7 +90,7 @@ def main(argv=None) -> int:
         result = solve(problem, "greedy", budget_s=args.budget, rules=rules, place=False)
         if not result.info.get("finished", True):
             print(f"(the density greedy's games on {problem.name} were cut at {args.budget} s)")
-        row = _starts(problem, immediate, floor) + _starts(problem, result.solution, floor)
+        row = _starts(problem, rules, immediate, floor) + _starts(problem, rules, result.solution, floor)
         table.append(row)
         print(f"| {problem.name} | {problem.num_buffers:,} | {floor:.6g} | " + " | ".join(f"{x:.4f}" for x in row)
               + f" | {result.info['density']} | {time.perf_counter() - began:.0f} |", flush=True)

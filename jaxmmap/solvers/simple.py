@@ -68,12 +68,12 @@ def greedy(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     del seed  # deterministic
     clock = Anytime(budget_s)
     instance = make_instance(problem, rules)
-    finished, played, best = False, 0, None
+    finished, played, best, keys = False, 0, None, jax.random.split(jax.random.key(0), 1)
     for i, least in enumerate(least_densities(problem, rules)):
         # one game at a time (one compile: the least density is a parameter): each is offered as it
         # ends, and a budget that ends inside a later game lets it go (a batch of all four, slowed
         # by each game's restores, had been cut before any ended on the largest programs)
-        states, whole = play_on_the_clock(clock, start(instance, 1), jax.random.split(jax.random.key(0), 1),
+        states, whole = play_on_the_clock(clock, start(instance, 1), keys,
                                           density_policy, params=jnp.full(1, least), finish=clock.best is None)
         ret = float(np.asarray(won_returns(states))[0])
         played += int(whole)
