@@ -71,7 +71,15 @@ from jaxmmap.env.instance import Instance, make_instance
 from jaxmmap.env.rollout import nth_game, to_solution, won_returns
 from jaxmmap.solvers.base import Anytime, CountedJit, Result, finish_furthest, in_slices, moves_left, packing_s, strong_types
 from jaxmmap.solvers.evolution import breeding, policy, sac
-from jaxmmap.solvers.evolution.recorded import BOLTZMANN, NEURAL_ARGMAX, NEURAL_SAMPLE, PLAN, Games, recorded_rollout
+from jaxmmap.solvers.evolution.recorded import (
+    BOLTZMANN,
+    NEURAL_ARGMAX,
+    NEURAL_SAMPLE,
+    PLAN,
+    Games,
+    empty_record,
+    recorded_rollout,
+)
 from jaxmmap.solvers.heuristic import plan_scores, plan_start
 from jaxmmap.solvers.spec import FROM_HEURISTIC, MAX_GENERATIONS, PADDING, Option, declare
 
@@ -147,25 +155,6 @@ class Config:
 
 
 @struct.dataclass
-class Transitions:
-    """A ring buffer of transitions (C = capacity, F = observation.NUM_FEATURES).
-
-    Attributes:
-      phi, next_phi: float32[C, F] features before and after the move.
-      action: int32[C]; reward: float32[C] (divided by the reward scale); done: float32[C].
-      size, ptr: int32[] filled entries, next write position.
-    """
-
-    phi: jax.Array
-    next_phi: jax.Array
-    action: jax.Array
-    reward: jax.Array
-    done: jax.Array
-    size: jax.Array
-    ptr: jax.Array
-
-
-@struct.dataclass
 class Population:
     """The evolving population (Pn neural slots, Pb Boltzmann slots, N buffers, D = policy
     parameters).
@@ -187,7 +176,7 @@ class EgrlState:
 
     population: Population
     learner: sac.SacLearner
-    replay: Transitions
+    replay: sac.Transitions
     generation: jax.Array
 
 
@@ -223,29 +212,12 @@ def _init_state(cfg: Config, key: jax.Array, instance: Instance, actor_tx, criti
                       actor_opt=actor_tx.init(greedy), critic_opt=critic_tx.init(critics),
                       updates=jnp.int32(0))
     c = cfg.capacity
-    replay = Transitions(phi=jnp.zeros((c, f)), next_phi=jnp.zeros((c, f)),
+    replay = sac.Transitions(phi=jnp.zeros((c, f)), next_phi=jnp.zeros((c, f)),
                     action=jnp.zeros(c, jnp.int32), reward=jnp.zeros(c),
                     done=jnp.zeros(c), size=jnp.int32(0), ptr=jnp.int32(0))
     population = Population(neural=neural, logits=logits, log_temp=log_temp)
     return strong_types(EgrlState(population=population, learner=learner, replay=replay,
                                generation=jnp.int32(0)))
-
-
-def _add_transitions(replay: Transitions, recorded: jax.Array, data: tuple, capacity: int) -> Transitions:
-    """The ring buffer with the recorded transitions added: `data` = (phi, next_phi, action,
-    reward, done), each with a leading [games, record] shape, `recorded` bool[games, record]."""
-    phis, nexts, actions, rewards, dones = data
-    ok = recorded.reshape(-1)
-    added = jnp.sum(ok)
-    slots = (replay.ptr + jnp.cumsum(ok) - 1) % capacity
-    slots = jnp.where(ok, slots, capacity)  # out of range: dropped
-    put = lambda a, v: a.at[slots].set(v.reshape((-1,) + a.shape[1:]), mode="drop")  # noqa: E731
-    replay = Transitions(phi=put(replay.phi, phis), next_phi=put(replay.next_phi, nexts),
-                    action=put(replay.action, actions), reward=put(replay.reward, rewards),
-                    done=put(replay.done, dones),
-                    size=jnp.minimum(replay.size + added, capacity),
-                    ptr=(replay.ptr + added) % capacity)
-    return replay
 
 
 def _stats(returns: jax.Array, moves: jax.Array, best: jax.Array, pn: int, pb: int, losses: dict) -> dict:
@@ -260,7 +232,7 @@ def _stats(returns: jax.Array, moves: jax.Array, best: jax.Array, pn: int, pb: i
     return stats
 
 
-def _learn(cfg: Config, actor_tx, critic_tx, learner: sac.SacLearner, replay: Transitions, key: jax.Array):
+def _learn(cfg: Config, actor_tx, critic_tx, learner: sac.SacLearner, replay: sac.Transitions, key: jax.Array):
     """The learner: `updates` SAC steps on minibatches of the replay; (learner, mean losses)."""
     def one(learner, k):
         i = jax.random.randint(k, (cfg.batch,), 0, jnp.maximum(replay.size, 1))
@@ -310,25 +282,21 @@ def make_generation(cfg: Config, seeded: bool = False) -> Generation:  # (seeded
         n = instance.width.shape[0]
         pop, learner = search.population, search.learner
         k_play, k_rec, *_ = jax.random.split(key, 5)
-        kinds = jnp.concatenate([jnp.full(pn, NEURAL_ARGMAX), jnp.full(pb, BOLTZMANN),
-                                 jnp.full(pl, NEURAL_SAMPLE)]).astype(jnp.int32)
-        kinds = kinds.at[pn].set(jnp.where(follow, PLAN, BOLTZMANN))
+        kinds = jnp.concatenate([jnp.full(pn, NEURAL_ARGMAX), jnp.where(follow, PLAN, BOLTZMANN)[None],
+                                 jnp.full(pb - 1, BOLTZMANN), jnp.full(pl, NEURAL_SAMPLE)]).astype(jnp.int32)
         chromosomes = pop.logits if plan is None else pop.logits.at[0].set(
             jnp.where(follow, plan_scores(plan, instance.is_output), pop.logits[0]))
         actor_flat = _ravel(learner.actor)
         flat = jnp.concatenate([pop.neural, jnp.zeros((pb, pop.neural.shape[1])),
                                 jnp.broadcast_to(actor_flat, (pl, actor_flat.shape[0]))])
-        r, f = cfg.record, observation.NUM_FEATURES
         many = lambda x: jnp.broadcast_to(x, (cfg.games, *jnp.shape(x)))  # noqa: E731
-        record = (jnp.zeros((r, f), jnp.float32), jnp.zeros((r, f), jnp.float32), jnp.zeros(r, jnp.int32),
-                  jnp.zeros(r, jnp.float32), jnp.zeros(r, jnp.float32), jnp.zeros(r, bool))
         return Games(kinds=kinds, flat=flat,
                      logits=jnp.concatenate([jnp.zeros((pn, n, 3)), chromosomes, jnp.zeros((pl, n, 3))]),
                      log_temp=jnp.concatenate([jnp.zeros(pn), pop.log_temp, jnp.zeros(pl)]),
-                     positions=(jax.random.uniform(k_rec, (cfg.games, r)) * instance.num_buffers).astype(jnp.int32),
+                     positions=(jax.random.uniform(k_rec, (cfg.games, cfg.record)) * instance.num_buffers).astype(jnp.int32),
                      states=jax.tree.map(many, game.init(instance, backup=True).replace(instance=None)),
                      keys=jax.random.split(k_play, cfg.games),
-                     record=jax.tree.map(many, record))
+                     record=jax.tree.map(many, empty_record(cfg.record)))
 
     def play(games: Games, moves, instance: Instance) -> Games:
         ctx = observation.context(instance)
@@ -350,7 +318,7 @@ def make_generation(cfg: Config, seeded: bool = False) -> Generation:  # (seeded
         phis, nexts, actions, rewards, dones, recorded = games.record
 
         # The shared replay (a ring buffer) receives the recorded transitions.
-        replay = _add_transitions(search.replay, recorded, (phis, nexts, actions, rewards, dones), cfg.capacity)
+        replay = sac.add_transitions(search.replay, recorded, (phis, nexts, actions, rewards, dones), cfg.capacity)
 
         learner, losses = _learn(cfg, actor_tx, critic_tx, learner, replay, k_learn)
 

@@ -57,6 +57,14 @@ def recorded_rollout(instance: Instance, ctx: observation.Context, kind, params,
     return jax.lax.while_loop(cond, body, carry)
 
 
+def empty_record(record: int) -> tuple:
+    """`recorded_rollout`'s record before any move, for `record` (R) moves: phi, next_phi
+    float32[R, F], action int32[R], reward, done float32[R], recorded bool[R]."""
+    f = observation.NUM_FEATURES
+    return (jnp.zeros((record, f), jnp.float32), jnp.zeros((record, f), jnp.float32), jnp.zeros(record, jnp.int32),
+            jnp.zeros(record, jnp.float32), jnp.zeros(record, jnp.float32), jnp.zeros(record, bool))
+
+
 @struct.dataclass
 class Games:
     """One generation's games while they are played (G games, N buffers, D policy parameters,

@@ -1,5 +1,6 @@
 """EGRL's learner: discrete soft actor-critic (SAC) on the decision features, with the ES/EGRL
-scorer (`policy.py`) as the actor and twin MLP critics."""
+scorer (`policy.py`) as the actor and twin MLP critics, and its replay (a ring buffer of
+transitions)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from flax import struct
 
 from jaxmmap.solvers.evolution import policy
 
-__all__ = ["SacLearner", "mlp", "mlp_init", "step"]
+__all__ = ["SacLearner", "Transitions", "add_transitions", "mlp", "mlp_init", "step"]
 
 
 @struct.dataclass
@@ -31,6 +32,42 @@ class SacLearner:
     critic_opt: Any
     updates: jax.Array
 
+
+
+@struct.dataclass
+class Transitions:
+    """A ring buffer of transitions (C = capacity, F = observation.NUM_FEATURES).
+
+    Attributes:
+      phi, next_phi: float32[C, F] features before and after the move.
+      action: int32[C]; reward: float32[C] (divided by the reward scale); done: float32[C].
+      size, ptr: int32[] filled entries, next write position.
+    """
+
+    phi: jax.Array
+    next_phi: jax.Array
+    action: jax.Array
+    reward: jax.Array
+    done: jax.Array
+    size: jax.Array
+    ptr: jax.Array
+
+
+def add_transitions(replay: Transitions, recorded: jax.Array, data: tuple, capacity: int) -> Transitions:
+    """The ring buffer with the recorded transitions added: `data` = (phi, next_phi, action,
+    reward, done), each with a leading [games, record] shape, `recorded` bool[games, record]."""
+    phis, nexts, actions, rewards, dones = data
+    ok = recorded.reshape(-1)
+    added = jnp.sum(ok)
+    slots = (replay.ptr + jnp.cumsum(ok) - 1) % capacity
+    slots = jnp.where(ok, slots, capacity)  # out of range: dropped
+    put = lambda a, v: a.at[slots].set(v.reshape((-1,) + a.shape[1:]), mode="drop")  # noqa: E731
+    replay = Transitions(phi=put(replay.phi, phis), next_phi=put(replay.next_phi, nexts),
+                    action=put(replay.action, actions), reward=put(replay.reward, rewards),
+                    done=put(replay.done, dones),
+                    size=jnp.minimum(replay.size + added, capacity),
+                    ptr=(replay.ptr + added) % capacity)
+    return replay
 
 
 def mlp_init(key: jax.Array, sizes: tuple[int, ...]) -> dict:
