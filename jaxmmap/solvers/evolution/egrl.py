@@ -75,12 +75,11 @@ from jaxmmap.solvers.evolution.recorded import (
     BOLTZMANN,
     NEURAL_ARGMAX,
     NEURAL_SAMPLE,
-    PLAN,
     Games,
     empty_record,
     recorded_rollout,
 )
-from jaxmmap.solvers.heuristic import plan_scores, plan_start
+from jaxmmap.solvers.heuristic import plan_start
 from jaxmmap.solvers.spec import FROM_HEURISTIC, MAX_GENERATIONS, PADDING, Option, declare
 
 
@@ -247,10 +246,8 @@ def _learn(cfg: Config, actor_tx, critic_tx, learner: sac.SacLearner, replay: sa
 class Generation(NamedTuple):
     """One configuration's pure functions (not jitted: `egrl` jits them).
 
-    init(key, instance) -> EgrlState; ask(search, key, instance, plan=None, follow=False) ->
-    Games (the generation's games, not played yet; with `follow`, bool[], the first Boltzmann
-    slot plays `plan`, int32[N], as a PLAN game: `heuristic.plan_policy`);
-    play(games, moves, instance) -> Games (at most `moves` more moves of each);
+    init(key, instance) -> EgrlState; ask(search, key, instance) -> Games (the generation's
+    games, not played yet); play(games, moves, instance) -> Games (at most `moves` more moves of each);
     tell(search, games, key, instance) -> (search, best_state, stats) (once every game ended; the
     same key as `ask`), with `best_state` this generation's best game and `stats` a
     dict of float32[] figures (best, best_neural, best_boltzmann, best_learner, critic_loss,
@@ -275,23 +272,20 @@ def make_generation(cfg: Config, seeded: bool = False) -> Generation:  # (seeded
     def init(key: jax.Array, instance: Instance, plan: jax.Array | None = None) -> EgrlState:
         return _init_state(cfg, key, instance, actor_tx, critic_tx, plan if seeded else None)
 
-    def ask(search: EgrlState, key: jax.Array, instance: Instance, plan: jax.Array | None = None,
-            follow=False) -> Games:
-        # Every game of the generation, one batch: neural (argmax), Boltzmann (with `follow`, the
-        # first of them the plan's game), learner; each records `record` random moves among the first N.
+    def ask(search: EgrlState, key: jax.Array, instance: Instance) -> Games:
+        # Every game of the generation, one batch: neural (argmax), Boltzmann, learner; each
+        # records `record` random moves among the first N.
         n = instance.width.shape[0]
         pop, learner = search.population, search.learner
         k_play, k_rec, *_ = jax.random.split(key, 5)
-        kinds = jnp.concatenate([jnp.full(pn, NEURAL_ARGMAX), jnp.where(follow, PLAN, BOLTZMANN)[None],
-                                 jnp.full(pb - 1, BOLTZMANN), jnp.full(pl, NEURAL_SAMPLE)]).astype(jnp.int32)
-        chromosomes = pop.logits if plan is None else pop.logits.at[0].set(
-            jnp.where(follow, plan_scores(plan, instance.is_output), pop.logits[0]))
+        kinds = jnp.concatenate([jnp.full(pn, NEURAL_ARGMAX), jnp.full(pb, BOLTZMANN),
+                                 jnp.full(pl, NEURAL_SAMPLE)]).astype(jnp.int32)
         actor_flat = _ravel(learner.actor)
         flat = jnp.concatenate([pop.neural, jnp.zeros((pb, pop.neural.shape[1])),
                                 jnp.broadcast_to(actor_flat, (pl, actor_flat.shape[0]))])
         many = lambda x: jnp.broadcast_to(x, (cfg.games, *jnp.shape(x)))  # noqa: E731
         return Games(kinds=kinds, flat=flat,
-                     logits=jnp.concatenate([jnp.zeros((pn, n, 3)), chromosomes, jnp.zeros((pl, n, 3))]),
+                     logits=jnp.concatenate([jnp.zeros((pn, n, 3)), pop.logits, jnp.zeros((pl, n, 3))]),
                      log_temp=jnp.concatenate([jnp.zeros(pn), pop.log_temp, jnp.zeros(pl)]),
                      positions=(jax.random.uniform(k_rec, (cfg.games, cfg.record)) * instance.num_buffers).astype(jnp.int32),
                      states=jax.tree.map(many, game.init(instance, backup=True).replace(instance=None)),
@@ -364,11 +358,13 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
 
     Args:
       from_heuristic: start from the heuristic's plan (`heuristic.plan_start`, `PLAN_SHARE` of
-        the budget): its game is played (as `es`: on a small program as the first Boltzmann
-        slot's game of the first generation, with no compile of its own; else apart first, the
-        first solution), and every Boltzmann chromosome starts as that plan (one-hot logits,
-        `encode_logit`), so their sampled games search around it. None (default): in the
-        deferred game only (as `es`).
+        the budget): its game is the first solution, and every Boltzmann chromosome starts as
+        that plan (one-hot logits, `encode_logit`), so their sampled games search around it.
+        None (default): in the deferred game only (as `es`). Unlike `es`, EGRL always replays the
+        plan's game apart first (`plan_start` without `games`): its first generation compiles
+        about twice as long as ES's, and a first batch that cannot end within a short budget
+        then leaves the plan's game standing and the rest of the budget to the placer
+        (`benchmarks/plan_start.py --solver egrl`).
       max_generations: stop after this many generations even if time is left (runs of one
         seed are then identical if they fit the budget).
       padding: (buffers, steps, tables) to pad the instance to (default: `instance.bucket`);
@@ -385,10 +381,9 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     cfg = _config(options)
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
-    # (on a small program the plan's game is the first Boltzmann slot's in the first generation;
-    # else apart: `ended` where no generation fits after it)
-    from_heuristic, plan, follow, ended = plan_start(clock, problem, rules, instance.width.shape[0], "egrl",
-                                                     from_heuristic, games=cfg.games)
+    # (the plan's game apart: its first generation compiles far longer; `ended` where none fits)
+    from_heuristic, plan, _, ended = plan_start(clock, problem, rules, instance.width.shape[0], "egrl",
+                                                from_heuristic)
     if ended is not None:  # (no time left for a generation: the plan's game stands)
         return ended
     made = _jitted(cfg, from_heuristic)
@@ -400,19 +395,17 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     generations, stats, best_seen = 0, {}, -float("inf")
     while max_generations is None or generations < max_generations:
         key, sub = jax.random.split(key)
-        # (before a first solution, time to end a game: the plan's inside the batch, or the
-        # furthest Drop-first with a compile of its own)
-        tail = functools.partial(_tail, compile_again=not follow) if clock.best is None else None
+        tail = (lambda g, rate, first: moves_left(g.states, rate, first, compile_again=True)) if clock.best is None \
+            else None  # (before a first solution, time to end the furthest game Drop-first)
         games, whole = in_slices(clock, lambda games, moves: made.play(games, moves, instance),
-                                 made.ask(search, sub, instance, plan, jnp.bool_(follow)),
-                                 lambda games: games.states.done, tail=tail,
+                                 made.ask(search, sub, instance), lambda games: games.states.done, tail=tail,
                                  end=lambda games, rate: packing_s(instance, rate, cfg.games))
         if not whole:  # the budget ended inside the generation: it does not count
             if clock.best is None:
-                clock.offer(to_solution(problem, _ended(made, games, instance, cfg.neural if follow else None), rules,
+                states = games.states.replace(instance=instance)
+                clock.offer(to_solution(problem, nth_game(finish_furthest(states, games.keys), 0), rules,
                                         solver="egrl"))
             break
-        follow = False
         if clock.best is None or clock.out_of_time():  # (before `tell`: its first call compiles the learner)
             returns = np.asarray(won_returns(games.states))
             states = games.states.replace(instance=instance)
@@ -432,22 +425,6 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     return clock.result(generations=generations, games=generations * cfg.games, traces=compiles() - traces,
                         improvements_by=dict(sources), learner_updates=int(search.learner.updates),
                         from_heuristic=from_heuristic, **figures)
-
-
-def _tail(games: Games, rate: float, first: float, *, compile_again: bool) -> float:
-    """`in_slices`'s tail: the seconds to end a game of the batch (`base.moves_left`)."""
-    return moves_left(games.states, rate, first, compile_again=compile_again)
-
-
-def _ended(made: Generation, games: Games, instance: Instance, plan_slot: int | None):
-    """A game of a generation the budget cut, ended: the plan's (in `plan_slot`) by its own
-    policy inside the batch, the other games held still (the batch's compiled `play`); else the
-    furthest Drop-first (`base.finish_furthest`)."""
-    if plan_slot is None:
-        return nth_game(finish_furthest(games.states.replace(instance=instance), games.keys), 0)
-    held = games.states.done | (jnp.arange(games.states.done.shape[0]) != plan_slot)
-    games = made.play(games.replace(states=games.states.replace(done=held)), jnp.int32(2 ** 30), instance)
-    return nth_game(games.states.replace(instance=instance), plan_slot)
 
 
 def _config(options: dict) -> Config:

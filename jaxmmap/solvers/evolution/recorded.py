@@ -11,10 +11,7 @@ from jaxmmap.env import game, observation
 from jaxmmap.env.instance import Instance
 from jaxmmap.solvers.evolution import policy
 
-# How a game picks its actions: the policy's argmax, sampled from the policy, sampled from its
-# chromosome's prior (`logits / temperature`), or its logits' argmax (a plan's game: the logits are
-# `heuristic.plan_scores`, so it plays `heuristic.plan_policy`).
-NEURAL_ARGMAX, NEURAL_SAMPLE, BOLTZMANN, PLAN = 0, 1, 2, 3
+NEURAL_ARGMAX, NEURAL_SAMPLE, BOLTZMANN = 0, 1, 2  # how a game picks its actions
 
 
 def recorded_rollout(instance: Instance, ctx: observation.Context, kind, params, logits, log_temp,
@@ -41,10 +38,9 @@ def recorded_rollout(instance: Instance, ctx: observation.Context, kind, params,
         phi = observation.features(state, ctx)
         legal = policy.phi_legal(phi)
         i = jnp.minimum(state.board.cursor, n - 1)
-        z = jnp.where(kind == BOLTZMANN, logits[i] / temp,
-                      jnp.where(kind == PLAN, logits[i], policy.scores(params, phi)))
+        z = jnp.where(kind == BOLTZMANN, logits[i] / temp, policy.scores(params, phi))
         z = jnp.where(legal, z, policy.MASKED)
-        action = jnp.where((kind == NEURAL_ARGMAX) | (kind == PLAN), jnp.argmax(z),
+        action = jnp.where(kind == NEURAL_ARGMAX, jnp.argmax(z),
                            jax.random.categorical(sub, z)).astype(jnp.int32)
         nxt = game.step(state, action)
         hit = positions == state.moves
@@ -71,10 +67,9 @@ class Games:
     R recorded moves a game, F features).
 
     Attributes:
-      kinds: int32[G] NEURAL_ARGMAX, BOLTZMANN, NEURAL_SAMPLE or PLAN.
+      kinds: int32[G] NEURAL_ARGMAX, BOLTZMANN or NEURAL_SAMPLE.
       flat: float32[G, D] the neural games' policy parameters.
-      logits: float32[G, N, 3]; log_temp: float32[G] the Boltzmann games' priors (a PLAN game's
-        logits: its scores).
+      logits: float32[G, N, 3]; log_temp: float32[G] the Boltzmann games' priors.
       positions: int32[G, R] the moves each game records.
       states: `game.State` with a leading G axis, without its instance (shared, passed apart).
       keys: key[G].

@@ -65,17 +65,8 @@ from jaxmmap.solvers.heuristic._plan import (
                                              benefit_estimate,
                                              plan,
 )
-from jaxmmap.solvers.heuristic._solver import (
-                                             PLAN_SHARE,
-                                             PLANS,
-                                             from_plan,
-                                             heuristic,
-                                             plan_policy,
-                                             plan_scores,
-                                             plan_start,
-                                             play_plan,
-)
+from jaxmmap.solvers.heuristic._solver import PLAN_SHARE, PLANS, from_plan, heuristic, plan_policy, plan_start, play_plan
 
 __all__ = ["MAX_OVERLAP", "MIN_OVERLAP", "MOVES", "NOISE", "PIN_MODES", "PLANS", "PLAN_SHARE", "PREFERRED_OVERLAP",
-           "Memory", "Plan", "benefit_estimate", "heuristic", "improve", "pin_order", "plan", "plan_policy", "plan_scores",
+           "Memory", "Plan", "benefit_estimate", "heuristic", "improve", "pin_order", "plan", "plan_policy",
            "from_plan", "plan_start", "removal_order", "play_plan", "unit_steps", "units"]

@@ -20,7 +20,7 @@ from jaxmmap.solvers.heuristic._moves import MOVES, improve
 from jaxmmap.solvers.heuristic._plan import MAX_OVERLAP, MIN_OVERLAP, PIN_MODES, PREFERRED_OVERLAP, benefit_estimate, plan
 from jaxmmap.solvers.spec import Option, declare
 
-__all__ = ["PLANS", "PLAN_SHARE", "heuristic", "plan_policy", "plan_scores", "plan_start", "play_plan"]
+__all__ = ["PLANS", "PLAN_SHARE", "heuristic", "plan_policy", "plan_start", "play_plan"]
 
 # The heuristic's plans, in the order it makes them (`plan`'s pin modes): XLA's with pins where
 # they pay; the pinning greedy alone (cheap; so the heuristic never returns less than the
@@ -41,24 +41,19 @@ _PREFERENCE = np.array([[COPY, NOCOPY, DROP], [NOCOPY, COPY, DROP], [DROP, NOCOP
 
 
 
-def plan_scores(planned: jax.Array, is_output: jax.Array) -> jax.Array:
-    """float32[N, 3]: each buffer's actions scored by the replay's preference (module doc) for
-    `planned` int32[N] (-1: no plan) and `is_output` bool[N]: 2 the planned action, 1 its
-    fallback, 0 the last. The legal action of highest score is `plan_policy`'s move."""
-    row = jnp.where(is_output & (planned == COPY), 3, jnp.clip(planned, 0, 2))
-    order = jnp.asarray(_PREFERENCE)[row]
-    return jnp.zeros(order.shape, jnp.float32).at[jnp.arange(order.shape[0])[:, None], order].set(
-        jnp.array([2.0, 1.0, 0.0]))
-
-
 def plan_policy(planned: jax.Array) -> Policy:
     """A game policy that plays `planned[cursor]` when legal, else its fallback (module doc)."""
+    preference = jnp.asarray(_PREFERENCE)
 
     def policy(key: jax.Array, state: game.State) -> jax.Array:
         del key
-        i = jnp.minimum(state.board.cursor, planned.shape[0] - 1)
-        scores = plan_scores(planned[i][None], state.instance.is_output[i][None])[0]
-        return jnp.argmax(jnp.where(game.legal_action_mask(state), scores, -1.0)).astype(jnp.int32)
+        legal = game.legal_action_mask(state)
+        i = state.board.cursor
+        action = planned[i]
+        out = state.instance.is_output[jnp.minimum(i, planned.shape[0] - 1)]
+        order = preference[jnp.where(out & (action == COPY), 3, action)]
+        first = jnp.argmax(legal[order])
+        return order[first].astype(jnp.int32)
 
     return policy
 
