@@ -33,7 +33,6 @@ class SacLearner:
     updates: jax.Array
 
 
-
 @struct.dataclass
 class Transitions:
     """A ring buffer of transitions (C = capacity, F = observation.NUM_FEATURES).
@@ -62,12 +61,10 @@ def add_transitions(replay: Transitions, recorded: jax.Array, data: tuple, capac
     slots = (replay.ptr + jnp.cumsum(ok) - 1) % capacity
     slots = jnp.where(ok, slots, capacity)  # out of range: dropped
     put = lambda a, v: a.at[slots].set(v.reshape((-1,) + a.shape[1:]), mode="drop")  # noqa: E731
-    replay = Transitions(phi=put(replay.phi, phis), next_phi=put(replay.next_phi, nexts),
-                    action=put(replay.action, actions), reward=put(replay.reward, rewards),
-                    done=put(replay.done, dones),
-                    size=jnp.minimum(replay.size + added, capacity),
-                    ptr=(replay.ptr + added) % capacity)
-    return replay
+    return Transitions(phi=put(replay.phi, phis), next_phi=put(replay.next_phi, nexts),
+                       action=put(replay.action, actions), reward=put(replay.reward, rewards),
+                       done=put(replay.done, dones), size=jnp.minimum(replay.size + added, capacity),
+                       ptr=(replay.ptr + added) % capacity)
 
 
 def mlp_init(key: jax.Array, sizes: tuple[int, ...]) -> dict:
