@@ -364,7 +364,7 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
         plan's game apart first (`plan_start` without `games`): its first generation compiles
         about twice as long as ES's, and a first batch that cannot end within a short budget
         then leaves the plan's game standing and the rest of the budget to the placer
-        (`benchmarks/plan_start.py --solver egrl`).
+        (docs/solvers.md, `egrl`).
       max_generations: stop after this many generations even if time is left (runs of one
         seed are then identical if they fit the budget).
       padding: (buffers, steps, tables) to pad the instance to (default: `instance.bucket`);
