@@ -72,10 +72,13 @@ def _list(args) -> int:
     return 0
 
 
-def _rules(args, problem: Problem):
-    from jaxmmap.core.rules import Rules
-    return Rules(columns=columns_for(problem, args.columns), nocopy_offset=args.nocopy_offset,
-                 output_nocopy=not args.no_output_nocopy, placement=args.placement, copy_supply=args.copy_supply)
+def _rules(args, problem: Problem, solver: str | None = None):
+    """The rules of the command line, the solver's own game (`solvers.rules_for`) where no
+    placement or copy supply is given."""
+    from jaxmmap.solvers import rules_for
+    return rules_for(problem, solver, columns=columns_for(problem, args.columns), nocopy_offset=args.nocopy_offset,
+                     output_nocopy=not args.no_output_nocopy, placement=args.placement,
+                     copy_supply=args.copy_supply)
 
 
 #: The most memory `play`'s batch of game states may take.
@@ -117,7 +120,7 @@ def _solve(args) -> int:
     if args.output:
         check_output(args.output)
     problem = open_problem(args.problem)
-    rules = _rules(args, problem)
+    rules = _rules(args, problem, args.solver)
     result = solve(problem, args.solver, budget_s=args.budget, seed=args.seed, rules=rules,
                    place=False if args.no_place else None, **options)
     if args.output:
@@ -140,7 +143,7 @@ def _compare(args) -> int:
     problems = open_problems(args.instances)
     result = compare(
         problems, args.solvers, budget_s=args.budget, seeds=args.seeds,
-        rules=lambda p: _rules(args, p),
+        rules=lambda p, solver: _rules(args, p, solver),
         bound=not args.no_bound, options=parse_options(args.option, per_solver=True),
         place=False if args.no_place else None,
         log=lambda line: print(line, file=sys.stderr, flush=True))
@@ -313,14 +316,17 @@ def _name(text: str) -> str:
 def _rules_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--columns", default="auto",
                    help="grid columns, or auto: the fewest (>= 256) losing <= 5%% to rounding")
-    p.add_argument("--nocopy-offset", choices=("same", "lowest"), default="same")
+    p.add_argument("--nocopy-offset", choices=("same", "lowest"), default=None,
+                   help="where a NoCopy goes: its predecessor's offset (default) or the lowest free one (grid only)")
     p.add_argument("--no-output-nocopy", action="store_true",
                    help="the older game: an output reaches fast memory only by Copy (no pins)")
-    p.add_argument("--placement", choices=PLACEMENTS, default="grid",
+    p.add_argument("--placement", choices=PLACEMENTS, default=None,
                    help="grid: each move at the lowest free offset (the paper's); deferred: moves fill the load "
-                   "profile, a packer places the finished game")
-    p.add_argument("--copy-supply", choices=COPY_SUPPLY, default="near",
-                   help="which steps of an input's copy give supply first: near its target (the paper's) or early")
+                   "profile, a packer places the finished game (default: the solver's own game, docs/solvers.md; "
+                   "grid where there is no solver)")
+    p.add_argument("--copy-supply", choices=COPY_SUPPLY, default=None,
+                   help="which steps of an input's copy give supply first: near its target (the paper's) or early "
+                   "(default: as --placement, the solver's own)")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -235,6 +235,22 @@ def test_deferred_placement_from_the_command_line(tmp_path, capsys):
     assert not (tmp_path / "x.json").exists()
 
 
+def test_each_solver_plays_its_own_game_unless_the_rules_are_given(tmp_path, capsys):
+    """`solve` and `compare` play each game solver's own game (greedy: deferred), name it beside
+    the game's own return, and play the one `--placement` gives; `play` keeps the paper's grid."""
+    assert main(["solve", "bundled:tiny", "--solver", "greedy", "--budget", "5", "--no-place", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["info"]["played"] == "deferred"
+    assert main(["compare", "--instances", "bundled:tiny", "--solvers", "greedy", "pinning", "--budget", "3",
+                 "--no-bound", "--placement", "grid", "-o", str(tmp_path / "c")]) == 0
+    runs = {r["solver"]: r["info"] for r in json.loads((tmp_path / "c" / "traces.json").read_text())["runs"]}
+    assert runs["greedy"]["played"] == "grid" and "played" not in runs["pinning"]
+    rows = {line.split("|")[1].strip(): line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")}
+    # the game beside the game's own return (none where the run was cut before its first game)
+    assert (" grid |" in rows["greedy"]) == ("raw_return" in runs["greedy"]) and "grid" not in rows["pinning"]
+    assert main(["play", "bundled:tiny", "--policy", "greedy", "-o", str(tmp_path / "p.json")]) == 0
+    assert load_solution(tmp_path / "p.json").rules.get("placement", "grid") == "grid"
+
+
 def test_solve_and_latency_print_a_short_table_and_their_data_with_json(tmp_path, capsys):
     """A few lines for people (return, latency, speed-ups in percent, solver, seconds, where the
     solution went; numbers to 6 significant digits); `--json` the data for programs. `latency`

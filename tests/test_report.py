@@ -80,8 +80,16 @@ def test_a_report_over_a_comparison_and_a_training_run(runs):
     problem = bundled("tiny")
     comparison = Comparison.load(root / "compare")
     lat = {s: latency(problem, comparison.solutions[("tiny", s)]).total for s in ("random", "heuristic")}
-    assert float(rows[("tiny", "random")][7]) == pytest.approx(speedup(lat["heuristic"], lat["random"]), abs=0.006)
-    assert float(rows[("tiny", "random")][4]) == pytest.approx(lat["random"], rel=1e-5)
+    assert float(rows[("tiny", "random")][9]) == pytest.approx(speedup(lat["heuristic"], lat["random"]), abs=0.006)
+    assert float(rows[("tiny", "random")][6]) == pytest.approx(lat["random"], rel=1e-5)
+    # a game solver's own return and game beside its placed one, and the placer's start; none
+    # for the heuristic, which places physically, or for the training run
+    run = next(r for r in comparison.runs if (r.instance, r.solver) == ("tiny", "greedy"))
+    own, start = (rows[("tiny", "greedy")][k].strip() for k in (4, 5))
+    assert start == run.info["placed_start"]  # (a run cut at its budget before its first game has none)
+    assert own == (f"{run.info['raw_return']:.6g} grid" if "raw_return" in run.info else "")
+    assert [rows[("tiny", "heuristic")][k].strip() for k in (4, 5)] == ["", ""]
+    assert [rows[("g1", "expert")][k].strip() for k in (4, 5)] == ["", ""]
     table5 = text.split("(the paper's Table 5)")[1].split("##")[0]
     assert sum(line.startswith("| g1 |") for line in table5.splitlines()) == 1
     for name in ("speedups.png", "correlation.png", "training.png", "curves.png",

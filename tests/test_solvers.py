@@ -7,9 +7,11 @@ import pytest
 from builders import EGRL_OPTIONS, ES_OPTIONS, RULES, agent_options, make_problem, tiny
 
 from jaxmmap import Rules, bundled, generate, validate
-from jaxmmap.core.problem import COPY, DROP, NOCOPY
+from jaxmmap.agent import generalist
+from jaxmmap.core.problem import COPY, DROP, NOCOPY, ProblemError
+from jaxmmap.core.rules import auto_columns
 from jaxmmap.core.validator import SolutionRejected
-from jaxmmap.solvers import SOLVERS, agents, solve
+from jaxmmap.solvers import GAMES, SOLVERS, agents, rules_for, solve
 from jaxmmap.solvers.base import Result
 from jaxmmap.solvers.cpsat import upper_bound
 from jaxmmap.solvers.exhaustive import exhaustive
@@ -126,6 +128,32 @@ def test_solve_validates_every_solution(monkeypatch):
         solve(problem, "cheat", budget_s=1, rules=RULES)
     with pytest.raises(ValueError, match="unknown solver"):
         solve(problem, "oracle")
+
+
+def test_each_game_solver_plays_its_own_game_unless_told():
+    problem = bundled("tiny")
+    paper = Rules(columns=auto_columns(problem))
+    deferred = dataclasses.replace(paper, placement="deferred", copy_supply="early")
+    assert {name for name in SOLVERS if rules_for(problem, name) == deferred} == set(GAMES)
+    assert set(GAMES) == {"greedy", "es", "egrl", "muzero"}
+    assert rules_for(problem, "heuristic") == rules_for(problem) == paper
+    # the generalist plays the game its shipped network learned
+    learned = generalist.trained_rules(generalist.load()[2])
+    assert {k: getattr(rules_for(problem, "generalist"), k) for k in learned} == learned
+    # what is given wins; None is not given
+    assert rules_for(problem, "es", placement="grid", copy_supply=None) == dataclasses.replace(deferred, placement="grid")
+    assert rules_for(problem, "es", columns=64, output_nocopy=False) == dataclasses.replace(
+        deferred, columns=64, output_nocopy=False)
+    # the deferred game keeps a NoCopy where it was: the lowest offset plays the grid
+    assert rules_for(problem, "es", nocopy_offset="lowest") == dataclasses.replace(paper, nocopy_offset="lowest")
+    with pytest.raises(ProblemError, match="nocopy_offset must be 'same'"):
+        rules_for(problem, "es", nocopy_offset="lowest", placement="deferred")
+    # `solve` without rules: the solver's own game, named in its info
+    result = solve(problem, "greedy", budget_s=5, place=False)
+    assert result.info["played"] == "deferred" and result.solution.rules["placement"] == "deferred"
+    assert validate(problem, result.solution).ok
+    assert solve(problem, "greedy", budget_s=5, rules=paper, place=False).info["played"] == "grid"
+    assert "played" not in solve(problem, "pinning", budget_s=5).info  # (it plays no game)
 
 
 # ----------------------------------------------------------------------------- the pinning greedy

@@ -8,7 +8,9 @@ validated, results as a table and as reward-over-time curves (the paper's Figure
 or `jaxmmap compare --instances suite:resnet* bundled:tiny --solvers random heuristic es --budget 30 -o runs/cmp`.
 
 Each (instance, solver, seed) is one run of `jaxmmap.solvers.solve` under `budget_s` seconds of
-wall time, compilation included (it is part of what using a solver costs). A run ends as `ok`
+wall time, compilation included (it is part of what using a solver costs), each game solver in its
+own game unless the rules are given (`solvers.rules_for`): what is compared is the validated,
+physically placed return, the same in every game. A run ends as `ok`
 (its solution passed the independent validator), `invalid` (the validator rejected it: a solver
 bug, reported and never counted), `skipped` (the solver raises `solvers.base.Refused`: it is
 not made for the instance, like `exhaustive` above its size limit) or `error` (any other
@@ -51,11 +53,11 @@ from jaxmmap.core.files import (
     write_text,
 )
 from jaxmmap.core.problem import Problem, load_problem, load_solution, read_json, save_problem, save_solution
-from jaxmmap.core.rules import Rules, auto_columns
+from jaxmmap.core.rules import Rules
 from jaxmmap.core.validator import SolutionRejected
 from jaxmmap.harness.plots import _pyplot, save_figure, text
 from jaxmmap.harness.speed import speeds
-from jaxmmap.solvers import check_options, solve
+from jaxmmap.solvers import check_options, rules_for, solve
 from jaxmmap.solvers.base import Refused
 from jaxmmap.solvers.cpsat import upper_bound
 
@@ -134,6 +136,8 @@ class Comparison:
                                                                          ("errors", "error"))}}
             raw = [r.info["raw_return"] for r in ok if "raw_return" in r.info]
             row["raw_return"] = float(np.mean(raw)) if raw else math.nan  # before the placer
+            played = Counter(r.info["played"] for r in ok if r.info.get("played")).most_common(1)
+            row["played"] = played[0][0] if played else ""  # (the game: its placement rule)
             starts = Counter(r.info["placed_start"] for r in ok if r.info.get("placed_start")).most_common()
             row["placed_start"] = ", ".join(f"{s} {k}/{len(ok)}" if k < len(ok) else s for s, k in starts)
             if ok:
@@ -253,9 +257,10 @@ class Comparison:
             f"{self.seeds} seed(s) per solver; {env.get('machine', '')}. *Return*: the best found "
             "within the budget, mean over the seeds' validated runs (± standard deviation); "
             "*game's own*: the game's return, before the placer placed its decisions physically "
-            "(game solvers); *placer's start*: what its moves started from (the *decisions*, or *nothing* "
-            "where no decisions placed higher, or the network's *guide*; *game*: no placement beat the "
-            "game's own solution; runs out of the seeds'); "
+            "(game solvers), and the game played (*grid*: the paper's; *deferred*: placed when the game "
+            "ends; each solver's own unless the rules were given); *placer's start*: what its moves "
+            "started from (the *decisions*, or *nothing* where no decisions placed higher, or the "
+            "network's *guide*; *game*: no placement beat the game's own solution; runs out of the seeds'); "
             "*bound*: an upper bound on any valid solution's return; *vs heuristic*: the "
             "simulated speed-up of the best solution over the heuristic's, in percent "
             "(`jaxmmap.latency`); *time to best*: when that "
@@ -280,7 +285,7 @@ class Comparison:
                     f", {r[k]} {k}" for k in ("invalid", "skipped", "errors") if r[k])
                 vs = r["speedup_over_heuristic_percent"]
                 vs = "" if math.isnan(vs) else f"{vs:+.2f}"
-                lines.append(f"| {md(r['solver'])} | {ret} | {_fmt(r['raw_return'])} | {md(r['placed_start'])} | "
+                lines.append(f"| {md(r['solver'])} | {ret} | {_own(r)} | {md(r['placed_start'])} | "
                              f"{_fmt(r['best_return'])} | {pct} | {vs} | "
                              f"{_fmt(r['time_to_best'], 3)} | {_fmt(r['seconds'], 3)} | {valid} | "
                              f"{md(r['note'][:80])} |")
@@ -337,7 +342,7 @@ class Comparison:
 
 
 def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: float,
-            seeds: int = 1, rules: Rules | Callable[[Problem], Rules] | None = None,
+            seeds: int = 1, rules: Rules | Callable[[Problem, str], Rules] | None = None,
             options: dict[str, dict] | None = None, bound: bool = True,
             log: Callable[[str], None] | None = None, place: bool | None = None) -> Comparison:
     """Runs every solver on every problem with seeds 0..seeds-1.
@@ -347,7 +352,8 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
       solvers: names in `jaxmmap.solvers.SOLVERS`.
       budget_s: wall-clock seconds per run.
       seeds: runs per (instance, solver).
-      rules: the game's rules, or a function of the problem; default: `Rules(columns=auto)`.
+      rules: the game's rules, or a function of the problem and the solver's name; default: each
+        solver's own game (`solvers.rules_for`).
       options: per solver, extra keyword arguments (e.g. {"es": {"population": 64}}).
       bound: compute the relaxation bound of each instance (`cpsat.upper_bound`).
       log: called with one line per finished run (e.g. `print`).
@@ -360,14 +366,14 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
     best: dict[tuple[str, str], object] = {}
     speed: dict[tuple[str, str], dict] = {}
     for problem in problems:
-        game_rules = (rules(problem) if callable(rules) else rules) if rules is not None \
-            else Rules(columns=auto_columns(problem))
-        if bound:
-            bounds[problem.name] = float(upper_bound(problem, rules=game_rules))  # pins only if allowed
+        games = {solver: rules_for(problem, solver) if rules is None else
+                 rules(problem, solver) if callable(rules) else rules for solver in solvers}
+        if bound:  # (of the rules only whether pins are allowed counts: the same in every game)
+            bounds[problem.name] = float(upper_bound(problem, rules=games[solvers[0]]))
         cpsat_bound = math.inf
         for solver in solvers:
             for seed in range(seeds):
-                run, result = _run(problem, solver, seed, budget_s, game_rules, place,
+                run, result = _run(problem, solver, seed, budget_s, games[solver], place,
                                    options.get(solver, {}))
                 settle(SETTLE_S)  # (a run that overran left its compile running: the next waits for it)
                 if result is not None:
@@ -396,6 +402,13 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
     return Comparison(runs=runs, bounds=bounds, budget_s=budget_s, seeds=seeds,
                       environment=environment, solutions=best,
                       problems={p.name: p for p in problems}, speed=speed)
+
+
+def _own(row: dict) -> str:
+    """The "game's own" cell: the game's return and the game played (its placement rule)."""
+    if math.isnan(row["raw_return"]):
+        return ""
+    return f"{_fmt(row['raw_return'])} {row['played']}".strip()
 
 
 def _check_arguments(problems, solvers, budget_s, seeds, options) -> dict:

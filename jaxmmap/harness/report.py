@@ -58,6 +58,9 @@ class Entry:
       others: further solutions of the same source (a training run's improvements), for the
         correlation.
       history: a training run's metric rows (empty for a comparison).
+      game: of a game solver's run in a comparison, what `solve` said of its game: the game's
+        own return (`raw_return`), the game played (`played`) and the placer's start
+        (`placed_start`); empty otherwise.
     """
 
     workload: str
@@ -66,6 +69,7 @@ class Entry:
     solution: Solution
     others: list[Solution] = dataclasses.field(default_factory=list)
     history: list[dict] = dataclasses.field(default_factory=list)
+    game: dict = dataclasses.field(default_factory=dict)
 
 
 def read_metrics(workdir: str) -> list[dict]:
@@ -101,7 +105,7 @@ def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
             for (instance, solver), solution in comparison.solutions.items():
                 problem = comparison.problems.get(instance) or _known_problem(instance, source)
                 entries.append(Entry(instance, _label(entries, instance, solver, source),
-                                     problem, solution))
+                                     problem, solution, game=_game(comparison, instance, solver, solution)))
             if os.path.exists(os.path.join(source, "curves.png")):
                 curves.append(os.path.join(source, "curves.png"))
         elif os.path.exists(os.path.join(source, "solution.json")):
@@ -130,6 +134,14 @@ def collect(sources: Sequence[str]) -> tuple[list[Entry], list[str]]:
                             " run (solution.json); give folders written by jaxmmap compare -o or"
                             " train.py --workdir")
     return entries, curves
+
+
+def _game(comparison: Comparison, instance: str, solver: str, solution: Solution) -> dict:
+    """What `solve` said of the game of the run that wrote `solution` (its best seed's)."""
+    runs = [r for r in comparison.runs if (r.instance, r.solver) == (instance, solver) and r.status == "ok"]
+    run = min(runs, key=lambda r: abs(r.ret - solution.ret), default=None)
+    keys = ("raw_return", "played", "placed_start")
+    return {} if run is None else {k: run.info[k] for k in keys if k in run.info}
 
 
 def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool = True,
@@ -188,9 +200,12 @@ def _rows(entries: list[Entry], allow_invalid: bool) -> tuple[list[dict], list[s
     rows = []  # per (workload, solver)
     for e in entries:
         t = latency(e.problem, e.solution, allow_invalid=allow_invalid)
+        own = e.game.get("raw_return")
         rows.append({"workload": e.workload, "solver": e.solver, "return": e.solution.ret,
                      "latency": t.total, "stall": t.stalled, "all_slow": t.all_slow,
-                     "vs_slow": speedup(t.all_slow, t.total)})
+                     "vs_slow": speedup(t.all_slow, t.total),
+                     "own": "" if own is None else f"{own:.6g} {e.game.get('played', '')}".strip(),
+                     "start": e.game.get("placed_start", "")})
     base = {r["workload"]: r["latency"] for r in rows if r["solver"] == BASELINE}
     for r in rows:
         r["vs_baseline"] = speedup(base[r["workload"]], r["latency"])
@@ -220,12 +235,16 @@ def _tables(rows: list[dict], solvers: list[str], workloads: list[str]) -> list[
                      f"{_pct(lo['vs_baseline'])} |")
 
     lines += ["", "## Per workload", "",
-              f"| workload | solver | return | latency | stall | speedup over all-slow (%) | "
-              f"speedup over {BASELINE} (%) |", "|---|---|---:|---:|---:|---:|---:|"]
+              "*game's own*: a game solver's own return and the game it played, before the placer placed "
+              "its decisions; *placer's start*: what the placer's moves started from (`solve`'s "
+              "`placed_start`: its *decisions*, *nothing* where no decisions placed higher, the network's "
+              "*guide*, or the *game* where no placement beat it).", "",
+              f"| workload | solver | return | game's own | placer's start | latency | stall | "
+              f"speedup over all-slow (%) | speedup over {BASELINE} (%) |", "|---|---|---:|---:|---|---:|---:|---:|---:|"]
     for w in workloads:
         for r in sorted((r for r in rows if r["workload"] == w), key=lambda r: r["latency"]):
-            lines.append(f"| {md(w)} | {md(r['solver'])} | {r['return']:.6g} | {r['latency']:.6g} | "
-                         f"{r['stall']:.4g} | {_pct(r['vs_slow'])} | {_pct(r['vs_baseline'])} |")
+            lines.append(f"| {md(w)} | {md(r['solver'])} | {r['return']:.6g} | {r['own']} | {md(r['start'])} | "
+                         f"{r['latency']:.6g} | {r['stall']:.4g} | {_pct(r['vs_slow'])} | {_pct(r['vs_baseline'])} |")
     return lines
 
 

@@ -63,7 +63,8 @@ def solve_table(row: dict, *, buffers: int | None = None, steps: int | None = No
     pairs = [("return", ret)]
     raw = info.get("raw_return")
     if raw is not None and raw != row["return"]:
-        pairs.append(("game's own return", f"{number(raw)}  (the placer started from: {info.get('placed_start')})"))
+        game = f"the {info['played']} game; " if info.get("played") else ""
+        pairs.append(("game's own return", f"{number(raw)}  ({game}the placer started from: {info.get('placed_start')})"))
     if info.get("overran"):
         pairs.append(("overran", printable(info["overran"])))
     pairs.append(("simulated latency", f"{number(row['latency'])} {unit}  (all slow: {number(row['all_slow'])},"

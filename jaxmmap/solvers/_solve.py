@@ -12,7 +12,7 @@ from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.core.validator import BUG, check_solution, relabelled
 from jaxmmap.solvers._options import check_options
-from jaxmmap.solvers._registry import PLACED, SOLVERS
+from jaxmmap.solvers._registry import PLACED, SOLVERS, rules_for
 from jaxmmap.solvers.base import Result
 from jaxmmap.solvers.placer import FRESH, PLACE_RESERVE_S, PLACE_SHARE, RESTARTS, place_nothing
 from jaxmmap.solvers.placer import place as place_solution
@@ -30,9 +30,11 @@ HELD_PLACEMENTS, HELD_SLACK_S = 3.0, 3.0
 
 
 def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 0,
-          rules: Rules = Rules(), place: bool | None = None, **options) -> Result:
+          rules: Rules | None = None, place: bool | None = None, **options) -> Result:
     """Runs the solver `solver` under a wall-clock budget; its solution is validated. An unknown
-    solver or option, or a budget that is not positive and finite, raises `UserError`.
+    solver or option, or a budget that is not positive and finite, raises `UserError`. `rules`
+    (default: the solver's own game, `rules_for(problem, solver)`) are the game's; a game solver's
+    `info["played"]` names it (`Rules.placement`).
 
     `place` (default: for the solvers in `PLACED`): keep `PLACE_SHARE` of the budget (at most
     `PLACE_RESERVE_S`) for `placer.place`, which places the solution's decisions physically
@@ -51,6 +53,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     held, in seconds from its start: the placement of no decisions from when it was made, the
     solver's improvements over it, and the placed solution."""
     check_options(solver, options, budget_s)
+    rules = rules_for(problem, solver) if rules is None else rules
     place = solver in PLACED if place is None else place
     start = time.perf_counter()
     reserve = min(PLACE_SHARE * budget_s, PLACE_RESERVE_S) if place else 0.0
@@ -72,6 +75,8 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
                 return _overran(problem, rules, solver, nothing, cut.best, start, budget_s, floor, began)
     check_solution(problem, result.solution, what=f"the {solver} solver's solution (a bug in that solver)",
                    allow_nocopy_move=rules.nocopy_offset == "lowest", hint=BUG)
+    if solver in PLACED:  # (a game solver: the game it played)
+        result = dataclasses.replace(result, info={**result.info, "played": rules.placement})
     if not place:
         return result
     left = budget_s - (time.perf_counter() - start)
@@ -132,7 +137,7 @@ def _overran(problem: Problem, rules: Rules, solver: str, nothing, held, start: 
         begun, "its best game so far, placed without local moves")
     info = {"overran": f"the {solver} solver did not end within {OVERRUN:g}x its budget of {budget_s:g} s plus"
                        f" {OVERRUN_S:g} s (a compile cannot be cut): {kept} is written",
-            "placed_start": begun}
+            "placed_start": begun, "played": rules.placement}
     if held is not None:
         info["raw_return"] = float(held.ret)
     return Result(solution=solution, trace=_best_so_far((*floor, (seconds, float(solution.ret)))), seconds=seconds,
