@@ -73,12 +73,9 @@ def _list(args) -> int:
 
 
 def _rules(args, problem: Problem, solver: str | None = None):
-    """The rules of the command line, the solver's own game (`solvers.rules_for`) where no
-    placement or copy supply is given."""
-    from jaxmmap.solvers import rules_for
+    from jaxmmap.solvers import rules_for  # (the solver's own game for the options not given)
     return rules_for(problem, solver, columns=columns_for(problem, args.columns), nocopy_offset=args.nocopy_offset,
-                     output_nocopy=not args.no_output_nocopy, placement=args.placement,
-                     copy_supply=args.copy_supply)
+                     output_nocopy=not args.no_output_nocopy, placement=args.placement, copy_supply=args.copy_supply)
 
 
 #: The most memory `play`'s batch of game states may take.
@@ -321,12 +318,10 @@ def _rules_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-output-nocopy", action="store_true",
                    help="the older game: an output reaches fast memory only by Copy (no pins)")
     p.add_argument("--placement", choices=PLACEMENTS, default=None,
-                   help="grid: each move at the lowest free offset (the paper's); deferred: moves fill the load "
-                   "profile, a packer places the finished game (default: the solver's own game, docs/solvers.md; "
-                   "grid where there is no solver)")
-    p.add_argument("--copy-supply", choices=COPY_SUPPLY, default=None,
-                   help="which steps of an input's copy give supply first: near its target (the paper's) or early "
-                   "(default: as --placement, the solver's own)")
+                   help="grid: each move at the lowest free offset (the paper's); deferred: moves fill the load profile, "
+                   "a packer places the finished game (default: the solver's own game, docs/solvers.md; else grid)")
+    p.add_argument("--copy-supply", choices=COPY_SUPPLY, default=None, help="which steps of an input's copy give "
+                   "supply first: near its target (the paper's) or early (default: the solver's own game's)")
 
 
 class _Parser(argparse.ArgumentParser):

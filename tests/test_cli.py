@@ -141,7 +141,8 @@ def test_a_budget_too_small_for_one_game_is_one_error_line(tmp_path, capsys, mon
     # (the agent's own error, not `solve`'s cut-off of a run still compiling after 3 s on a busy machine)
     monkeypatch.setattr(_solve, "OVERRUN_S", 600.0)
     out = tmp_path / "s.json"
-    assert main(["solve", "bundled:tiny", "--solver", "muzero", "--budget", "0.001",
+    # (on the grid: in its own game, the deferred one, the heuristic's plan is the agent's first game)
+    assert main(["solve", "bundled:tiny", "--solver", "muzero", "--budget", "0.001", "--placement", "grid",
                  "-o", str(out)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: the agent (expert mode) finished no game of tiny")

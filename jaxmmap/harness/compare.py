@@ -46,7 +46,6 @@ from jaxmmap.core.files import (
     check_writable,
     finite,
     inside,
-    md,
     printable,
     slug,
     write_json,
@@ -57,6 +56,7 @@ from jaxmmap.core.rules import Rules
 from jaxmmap.core.validator import SolutionRejected
 from jaxmmap.harness.plots import _pyplot, save_figure, text
 from jaxmmap.harness.speed import speeds
+from jaxmmap.harness.tables import comparison_table, short
 from jaxmmap.solvers import check_options, rules_for, solve
 from jaxmmap.solvers.base import Refused
 from jaxmmap.solvers.cpsat import upper_bound
@@ -249,48 +249,9 @@ class Comparison:
                                  "seconds": _num(r.seconds), "message": r.message})
 
     def markdown(self) -> str:
-        env = self.environment
-        lines = [
-            "# Solver comparison",
-            "",
-            f"Budget {self.budget_s:g} s of wall time per run (compilation included), "
-            f"{self.seeds} seed(s) per solver; {env.get('machine', '')}. *Return*: the best found "
-            "within the budget, mean over the seeds' validated runs (± standard deviation); "
-            "*game's own*: the game's return, before the placer placed its decisions physically "
-            "(game solvers), and the game played (*grid*: the paper's; *deferred*: placed when the game "
-            "ends; each solver's own unless the rules were given); *placer's start*: what its moves "
-            "started from (the *decisions*, or *nothing* where no decisions placed higher, or the "
-            "network's *guide*; *game*: no placement beat the game's own solution; runs out of the seeds'); "
-            "*bound*: an upper bound on any valid solution's return; *vs heuristic*: the "
-            "simulated speed-up of the best solution over the heuristic's, in percent "
-            "(`jaxmmap.latency`); *time to best*: when that "
-            "solution was found; *s used*: wall time of the run (solvers stop between batches, "
-            "so it can pass the budget).",
-            "",
-        ]
-        rows = self.rows()
-        for instance in dict.fromkeys(r["instance"] for r in rows):
-            bound = self.bounds.get(instance, math.nan)
-            lines += [f"## {md(instance)}", ""]
-            if not math.isnan(bound):
-                lines += [f"Upper bound: {_fmt(bound)}", ""]
-            lines += ["| solver | return | game's own | placer's start | best | % of bound | vs heuristic (%) "
-                      "| time to best (s) | s used | valid | note |", "|---|---:|---:|---|" + "---:|" * 6 + "---|"]
-            for r in sorted((r for r in rows if r["instance"] == instance),
-                            key=lambda r: -r["mean_return"] if r["valid"] else math.inf):
-                ret = (f"{_fmt(r['mean_return'])} ± {_fmt(r['std_return'])}" if r["valid"] > 1
-                       else _fmt(r["mean_return"]))
-                pct = "" if math.isnan(r["fraction_of_bound"]) else f"{100 * r['fraction_of_bound']:.1f}"
-                valid = f"{r['valid']}/{r['runs']}" + "".join(
-                    f", {r[k]} {k}" for k in ("invalid", "skipped", "errors") if r[k])
-                vs = r["speedup_over_heuristic_percent"]
-                vs = "" if math.isnan(vs) else f"{vs:+.2f}"
-                lines.append(f"| {md(r['solver'])} | {ret} | {_own(r)} | {md(r['placed_start'])} | "
-                             f"{_fmt(r['best_return'])} | {pct} | {vs} | "
-                             f"{_fmt(r['time_to_best'], 3)} | {_fmt(r['seconds'], 3)} | {valid} | "
-                             f"{md(r['note'][:80])} |")
-            lines.append("")
-        return "\n".join(lines)
+        """results.md: a table per instance (`tables.comparison_table`)."""
+        return comparison_table(self.rows(), self.bounds, budget_s=self.budget_s, seeds=self.seeds,
+                                machine=self.environment.get("machine", ""))
 
     def plot(self, path: str) -> None:
         """Best return over wall time per solver and instance (mean over seeds, shaded min-max),
@@ -386,7 +347,7 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
                 runs.append(run)
                 if log is not None:
                     log(f"{problem.name} {solver} seed {seed}: {run.status} "
-                        f"{_fmt(run.ret)} in {run.seconds:.1f}s {run.message[:100]}")
+                        f"{short(run.ret)} in {run.seconds:.1f}s {run.message[:100]}")
         # CP-SAT's bound holds for game solutions and for physical ones whose copies fit the
         # supply in whole ticks; another physical solution could pass it by a rounding hair.
         best_ok = max((r.final_ret for r in runs
@@ -402,13 +363,6 @@ def compare(problems: Sequence[Problem], solvers: Sequence[str], *, budget_s: fl
     return Comparison(runs=runs, bounds=bounds, budget_s=budget_s, seeds=seeds,
                       environment=environment, solutions=best,
                       problems={p.name: p for p in problems}, speed=speed)
-
-
-def _own(row: dict) -> str:
-    """The "game's own" cell: the game's return and the game played (its placement rule)."""
-    if math.isnan(row["raw_return"]):
-        return ""
-    return f"{_fmt(row['raw_return'])} {row['played']}".strip()
 
 
 def _check_arguments(problems, solvers, budget_s, seeds, options) -> dict:
@@ -479,10 +433,6 @@ def _step(trace, grid: np.ndarray) -> np.ndarray:
 
 def _fraction(ret: float, bound: float) -> float:
     return ret / bound if np.isfinite(ret) and np.isfinite(bound) and bound > 0 else math.nan
-
-
-def _fmt(x: float, digits: int = 5) -> str:
-    return "" if x is None or not np.isfinite(x) else f"{x:.{digits}g}"
 
 
 def _num(x: float):

@@ -140,8 +140,10 @@ def _game(comparison: Comparison, instance: str, solver: str, solution: Solution
     """What `solve` said of the game of the run that wrote `solution` (its best seed's)."""
     runs = [r for r in comparison.runs if (r.instance, r.solver) == (instance, solver) and r.status == "ok"]
     run = min(runs, key=lambda r: abs(r.ret - solution.ret), default=None)
-    keys = ("raw_return", "played", "placed_start")
-    return {} if run is None else {k: run.info[k] for k in keys if k in run.info}
+    kinds = {"raw_return": (int, float), "played": str, "placed_start": str}  # (an index edited by hand
+    # may hold anything: what is not of its kind is left out)
+    info = {} if run is None else run.info
+    return {k: info[k] for k, kind in kinds.items() if isinstance(info.get(k), kind) and not isinstance(info[k], bool)}
 
 
 def report(sources: Sequence[str], output: str = "report.md", *, layouts: bool = True,

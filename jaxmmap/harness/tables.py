@@ -1,8 +1,10 @@
-"""What `jaxmmap solve` and `jaxmmap latency` print for people: a few lines, numbers to 6
-significant digits, speed-ups in percent. `--json` prints the data these tables summarize.
+"""What `jaxmmap solve`, `latency` and `compare` print for people: a few lines, numbers to 6
+significant digits (5 in a comparison's table), speed-ups in percent. `--json` and a comparison's
+results.csv and traces.json hold the data these tables summarize.
 
     print(solve_table(row))          # row: what `solve --json` prints
     print(latency_table(data))       # data: what `latency --json` prints
+    print(comparison_table(rows, bounds, budget_s=30, seeds=3))   # `Comparison.rows()`: results.md
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from jaxmmap.core.files import printable
+from jaxmmap.core.files import md, printable
 
-__all__ = ["latency_table", "number", "percent", "seconds", "solve_table"]
+__all__ = ["comparison_table", "latency_table", "number", "percent", "seconds", "short", "solve_table"]
 
 #: The last line of both tables: where the rest is.
 MORE = "speed-ups: 100 * (baseline latency / latency - 1), in percent; --json prints every figure"
@@ -101,3 +103,55 @@ def latency_table(data: dict, *, ran_baseline: bool = False) -> str:
         return "  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths))).rstrip()
 
     return "\n".join([head, line(titles), *(line(c) for c in cells), MORE])
+
+
+def short(x: float | None, digits: int = 5) -> str:
+    """`x` to `digits` significant digits; empty for None, inf and nan (a comparison's table)."""
+    return "" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
+
+
+def comparison_table(rows: list[dict], bounds: dict[str, float], *, budget_s: float, seeds: int,
+                     machine: str = "") -> str:
+    """A comparison's results.md: per instance, a row per solver (`Comparison.rows()`), best
+    first; `bounds`: each instance's upper bound (where there is one)."""
+    lines = [
+        "# Solver comparison",
+        "",
+        f"Budget {budget_s:g} s of wall time per run (compilation included), "
+        f"{seeds} seed(s) per solver; {machine}. *Return*: the best found "
+        "within the budget, mean over the seeds' validated runs (± standard deviation); "
+        "*game's own*: the game's return, before the placer placed its decisions physically "
+        "(game solvers), and the game played (*grid*: the paper's; *deferred*: placed when the game "
+        "ends; each solver's own unless the rules were given); *placer's start*: what its moves "
+        "started from (the *decisions*, or *nothing* where no decisions placed higher, or the "
+        "network's *guide*; *game*: no placement beat the game's own solution; runs out of the seeds'); "
+        "*bound*: an upper bound on any valid solution's return; *vs heuristic*: the "
+        "simulated speed-up of the best solution over the heuristic's, in percent "
+        "(`jaxmmap.latency`); *time to best*: when that "
+        "solution was found; *s used*: wall time of the run (solvers stop between batches, "
+        "so it can pass the budget).",
+        "",
+    ]
+    for instance in dict.fromkeys(r["instance"] for r in rows):
+        bound = bounds.get(instance, math.nan)
+        lines += [f"## {md(instance)}", ""]
+        if not math.isnan(bound):
+            lines += [f"Upper bound: {short(bound)}", ""]
+        lines += ["| solver | return | game's own | placer's start | best | % of bound | vs heuristic (%) "
+                  "| time to best (s) | s used | valid | note |", "|---|---:|---:|---|" + "---:|" * 6 + "---|"]
+        for r in sorted((r for r in rows if r["instance"] == instance),
+                        key=lambda r: -r["mean_return"] if r["valid"] else math.inf):
+            ret = (f"{short(r['mean_return'])} ± {short(r['std_return'])}" if r["valid"] > 1
+                   else short(r["mean_return"]))
+            pct = "" if math.isnan(r["fraction_of_bound"]) else f"{100 * r['fraction_of_bound']:.1f}"
+            valid = f"{r['valid']}/{r['runs']}" + "".join(
+                f", {r[k]} {k}" for k in ("invalid", "skipped", "errors") if r[k])
+            vs = r["speedup_over_heuristic_percent"]
+            vs = "" if math.isnan(vs) else f"{vs:+.2f}"
+            own = "" if math.isnan(r["raw_return"]) else f"{short(r['raw_return'])} {r['played']}".strip()
+            lines.append(f"| {md(r['solver'])} | {ret} | {own} | {md(r['placed_start'])} | "
+                         f"{short(r['best_return'])} | {pct} | {vs} | "
+                         f"{short(r['time_to_best'], 3)} | {short(r['seconds'], 3)} | {valid} | "
+                         f"{md(r['note'][:80])} |")
+        lines.append("")
+    return "\n".join(lines)
