@@ -28,7 +28,6 @@ import sys
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-from jaxmmap import Rules
 from jaxmmap.agent.loop import agent_config, check_workdir, keep_best
 from jaxmmap.agent.pretrain import pretrain
 from jaxmmap.core.files import UserError, finite, owned, write_json
@@ -36,6 +35,7 @@ from jaxmmap.core.io import columns_for, open_problem, summarize
 from jaxmmap.core.simulator import latency
 from jaxmmap.env.compilation_cache import compilation_cache
 from jaxmmap.harness.speed import baseline, speed
+from jaxmmap.solvers import rules_for
 from jaxmmap.solvers.agents import prod, teacher
 from jaxmmap.solvers.base import NoGameError
 
@@ -72,8 +72,8 @@ def _train():
         return
     problem = open_problem(config.problem)  # before the workdir: a mistake leaves nothing behind
     columns = columns_for(problem, config.columns)
-    rules = Rules(columns=columns, nocopy_offset=config.nocopy_offset,
-                  output_nocopy=config.get("output_nocopy", True))
+    rules = rules_for(problem, "muzero-prod", columns=columns, nocopy_offset=config.nocopy_offset,  # (prod's
+                      output_nocopy=config.get("output_nocopy", True))  # own game, as `jaxmmap solve` plays it)
     try:
         agent = agent_config(**config.agent.to_dict())
     except (TypeError, ValueError) as e:
