@@ -34,6 +34,7 @@ def test_bundled_play_and_invalid_solution(tmp_path, capsys):
     capsys.readouterr()
     solution = load_solution(out)
     assert validate(bundled("tiny"), solution).ok
+    assert solution.rules.get("placement", "grid") == "grid"  # (no solver: the paper's game)
     data = json.loads(out.read_text())
     data["return"] += 1.0  # a false claim
     data["buffers"]["offset"][0] = 10 ** 12 if data["buffers"]["action"][0] != "drop" else 0
@@ -237,19 +238,15 @@ def test_deferred_placement_from_the_command_line(tmp_path, capsys):
 
 
 def test_each_solver_plays_its_own_game_unless_the_rules_are_given(tmp_path, capsys):
-    """`solve` and `compare` play each game solver's own game (greedy: deferred), name it beside
-    the game's own return, and play the one `--placement` gives; `play` keeps the paper's grid."""
-    assert main(["solve", "bundled:tiny", "--solver", "greedy", "--budget", "5", "--no-place", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["info"]["played"] == "deferred"
-    assert main(["compare", "--instances", "bundled:tiny", "--solvers", "greedy", "pinning", "--budget", "3",
-                 "--no-bound", "--placement", "grid", "-o", str(tmp_path / "c")]) == 0
+    """`compare` (and `solve`: the same rules) plays each game solver's own game (greedy: deferred)
+    and names it (`play`, with no solver, keeps the paper's grid: above; a given `--placement` wins:
+    tests/test_solvers.py, `rules_for`)."""
+    assert main(["compare", "--instances", "bundled:tiny", "--solvers", "greedy", "pinning", "--budget", "2",
+                 "--no-bound", "--no-place", "-o", str(tmp_path / "c")]) == 0
     runs = {r["solver"]: r["info"] for r in json.loads((tmp_path / "c" / "traces.json").read_text())["runs"]}
-    assert runs["greedy"]["played"] == "grid" and "played" not in runs["pinning"]
-    rows = {line.split("|")[1].strip(): line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")}
-    # the game beside the game's own return (none where the run was cut before its first game)
-    assert (" grid |" in rows["greedy"]) == ("raw_return" in runs["greedy"]) and "grid" not in rows["pinning"]
-    assert main(["play", "bundled:tiny", "--policy", "greedy", "-o", str(tmp_path / "p.json")]) == 0
-    assert load_solution(tmp_path / "p.json").rules.get("placement", "grid") == "grid"
+    assert runs["greedy"]["played"] == "deferred" and "played" not in runs["pinning"]  # (the table shows it:
+    # tests/test_compare.py)
+    assert load_solution(tmp_path / "c" / "solutions" / "tiny.greedy.json.gz").rules["placement"] == "deferred"
 
 
 def test_solve_and_latency_print_a_short_table_and_their_data_with_json(tmp_path, capsys):

@@ -54,7 +54,8 @@ def test_game_solutions_are_placed_and_shown_beside_their_own(tmp_path):
     assert rows["greedy"]["mean_return"] > rows["greedy"]["raw_return"]  # the placer grew it
     assert math.isnan(rows["heuristic"]["raw_return"])  # placed physically by itself
     text = result.markdown()
-    assert "game's own" in text and f"{rows['greedy']['raw_return']:.5g}" in text
+    assert "game's own" in text and f"{rows['greedy']['raw_return']:.5g} grid |" in text  # and its game
+    assert rows["greedy"]["played"] == "grid" and rows["heuristic"]["played"] == ""
 
 
 def test_statuses_rows_and_files(tmp_path, fake_solvers):

@@ -53,7 +53,7 @@ PLACED = frozenset({"random", "greedy", "es", "egrl", "mcts", "muzero", "general
 
 
 #: The game each game solver plays unless told otherwise (`Rules.placement`, `Rules.copy_supply`),
-#: chosen by measurement (docs/decisions.md, "Each solver's game"): the deferred game for those
+#: chosen by measurement (docs/decisions.md, "One game for every solver"): the deferred game for those
 #: whose decisions, placed, start above the placement of no decisions on more held-out programs
 #: there. The others play the paper's grid: random (no better there), mcts (no measurement
 #: tells), muzero-prod (not measured) and the generalist, whose shipped network learned the grid
