@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from jaxmmap import bundled, latency, save_problem, save_solution
+from jaxmmap import Rules, bundled, latency, save_problem, save_solution
 from jaxmmap.cli import main
 from jaxmmap.core import validator
 from jaxmmap.core.validator import SolutionRejected, check_solution
@@ -37,7 +37,7 @@ def validations(monkeypatch) -> collections.Counter:
 
 def test_a_checked_solution_is_not_validated_again_unless_it_changed(validations):
     problem = bundled("tiny")
-    solution = solve(problem, "greedy", budget_s=2, seed=0, place=False).solution
+    solution = solve(problem, "greedy", budget_s=2, seed=0, place=False, rules=Rules()).solution
     validations.clear()
     for _ in range(3):
         assert check_solution(problem, solution).ok
@@ -77,7 +77,7 @@ def test_the_command_line_validates_each_solution_once(validations, tmp_path, ca
 
 def test_a_report_validates_each_solution_once(validations, tmp_path):
     problem = bundled("tiny")
-    compare([problem], ["random", "greedy", "heuristic"], budget_s=1, bound=False).save(tmp_path / "runs")
+    compare([problem], ["random", "greedy", "heuristic"], budget_s=1, bound=False, rules=Rules()).save(tmp_path / "runs")
     validations.clear()
     report([str(tmp_path / "runs")], str(tmp_path / "report.md"), layouts=True)
     assert validations and max(validations.values()) == 1, validations.values()
@@ -88,7 +88,7 @@ def test_a_solution_whose_rules_the_game_cannot_have_is_one_error(tmp_path, caps
     path = str(tmp_path / "tiny.json.gz")
     problem = bundled("tiny")
     save_problem(problem, path)
-    solution = solve(problem, "greedy", budget_s=2, seed=0, place=False).solution
+    solution = solve(problem, "greedy", budget_s=2, seed=0, place=False, rules=Rules()).solution
     bogus = str(tmp_path / "bogus.json")
     save_solution(dataclasses.replace(solution, rules={**solution.rules, "columns": 10 ** 9}), bogus)
     capsys.readouterr()

@@ -310,7 +310,7 @@ def test_lowest_nocopy_rule():
 @pytest.mark.parametrize("name", ["bundled:tiny", "alexnet_infer_b32@gpu"])
 def test_real_instances(name):
     problem = bundled("tiny") if name == "bundled:tiny" else load(name)
-    greedy = solve(problem, "greedy").solution
+    greedy = solve(problem, "greedy", rules=Rules()).solution
     bound = upper_bound(problem)
     assert bound >= greedy.ret
     result = cpsat(problem, 5, 0, hint=greedy)

@@ -88,7 +88,7 @@ def test_the_placer_is_a_no_op_on_a_proven_optimum(seed):
 
 def test_an_invalid_input_is_refused():
     problem = bundled("tiny")
-    raw = solve(problem, "greedy", budget_s=1).solution
+    raw = solve(problem, "greedy", budget_s=1, rules=Rules()).solution
     import dataclasses
     with pytest.raises(SolutionRejected):
         place(problem, dataclasses.replace(raw, ret=raw.ret + 1))

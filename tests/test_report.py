@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from builders import PAD, RULES, expert_config
 
-from jaxmmap import bundled, generate, load_solution
+from jaxmmap import Rules, bundled, generate, load_solution
 from jaxmmap.agent.loop import fit
 from jaxmmap.cli import main
 from jaxmmap.core.simulator import latency
@@ -128,7 +128,7 @@ def test_layout_draws_one_panel_per_solution_and_highlights_a_differing_tensor(r
     _, result = runs
     problem = bundled("tiny")
     # the greedy game (grid offsets, no placer: it differs from the heuristic's placement on any machine)
-    game = solve(problem, "greedy", budget_s=10, place=False).solution
+    game = solve(problem, "greedy", budget_s=10, place=False, rules=Rules()).solution
     solutions = [game, result.solutions[("tiny", "heuristic")]]
     fig = layout(problem, solutions)
     assert len(fig.axes) == 2

@@ -207,7 +207,7 @@ def test_the_typo_of_a_field_gets_a_suggestion_and_metadata_stays_free_form(tmp_
 
 def test_the_best_solution_on_disk_only_improves(tmp_path, tiny, good):
     path = str(tmp_path / "solution.json")
-    worse = solve(tiny, "greedy", budget_s=5, place=False).solution  # the game's own
+    worse = solve(tiny, "greedy", budget_s=5, place=False, rules=Rules()).solution  # the game's own
     assert worse.ret < good.ret
     assert keep_best(path, good, tiny) is good
     assert keep_best(path, worse, tiny).ret == good.ret

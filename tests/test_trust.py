@@ -17,7 +17,7 @@ import pytest
 from builders import PAD, RULES, expert_config
 
 import jaxmmap
-from jaxmmap import bundled, generate, save_solution
+from jaxmmap import Rules, bundled, generate, save_solution
 from jaxmmap.agent.loop import fit
 from jaxmmap.cli import main
 from jaxmmap.core import problem as problem_module
@@ -73,7 +73,7 @@ def test_a_workdir_whose_checkpoints_is_a_file_is_refused_before_anything_is_wri
 def test_a_solution_with_unknown_or_bad_rules_is_refused(tmp_path):
     problem = bundled("tiny")
     path = tmp_path / "s.json"
-    save_solution(solve(problem, "greedy", budget_s=5, place=False).solution, path)
+    save_solution(solve(problem, "greedy", budget_s=5, place=False, rules=Rules()).solution, path)
     good = json.loads(path.read_text())
     for rules, message in (({"colums": 256}, "did you mean 'columns'"), ({"columns": "x"}, "whole number"),
                            ({"output_nocopy": 1}, "true or false"), ({"nocopy_offset": "up"}, "'same' or 'lowest'")):
@@ -203,7 +203,7 @@ def test_an_improvement_without_its_solution_is_one_user_error(tmp_path):
 
 def test_plot_refuses_what_it_cannot_draw_before_drawing(tmp_path):
     problem = bundled("tiny")
-    solution = solve(problem, "greedy", budget_s=5, place=False).solution
+    solution = solve(problem, "greedy", budget_s=5, place=False, rules=Rules()).solution
     with pytest.raises(UserError, match="cannot draw a .xyz picture"):
         layout(problem, [solution], path=str(tmp_path / "p.xyz"))
     assert not (tmp_path / "p.xyz").exists()
@@ -246,7 +246,7 @@ def test_what_the_fuzz_found(tmp_path):
     problem = generate(3, num_instructions=8)
     bad = dataclasses.replace(problem, metadata={**problem.metadata, "step_latency": [1.0] * 7})
     with pytest.raises(ProblemError, match="step_latency must be 8 finite durations"):
-        jaxmmap.latency(bad, solve(problem, "greedy", budget_s=10, place=False).solution)
+        jaxmmap.latency(bad, solve(problem, "greedy", budget_s=10, place=False, rules=Rules()).solution)
     # a metrics row whose key is not text (a lone surrogate): refused naming its line
     path = tmp_path / "metrics.jsonl"
     path.write_text('{"iteration": 1, "finished": 0, "x\\udcff": 1}\n{"iteration": 2, "finished": 0}\n')
@@ -263,6 +263,6 @@ def test_plot_draws_a_problem_without_buffers_and_a_name_that_is_not_text(tmp_pa
                        copy_start=z, copy_end=z)
     layout(empty, [nothing], path=str(tmp_path / "empty.png"))
     odd = dataclasses.replace(bundled("tiny"), name="ti\udcffny")
-    solution = solve(odd, "greedy", budget_s=10, place=False).solution
+    solution = solve(odd, "greedy", budget_s=10, place=False, rules=Rules()).solution
     layout(odd, [solution], labels=["gr\udcffedy"], path=str(tmp_path / "odd.png"))
     assert (tmp_path / "empty.png").stat().st_size > 1000 and (tmp_path / "odd.png").stat().st_size > 1000
