@@ -44,6 +44,7 @@ from jaxmmap.core.simulator import correlation_of, latency
 from jaxmmap.harness import plots
 from jaxmmap.harness.compare import Comparison
 from jaxmmap.harness.speed import BASELINE, BASELINE_BUDGET_S, baseline, speedup
+from jaxmmap.harness.tables import own_cell
 
 __all__ = ["Entry", "collect", "read_metrics", "report"]
 
@@ -202,11 +203,10 @@ def _rows(entries: list[Entry], allow_invalid: bool) -> tuple[list[dict], list[s
     rows = []  # per (workload, solver)
     for e in entries:
         t = latency(e.problem, e.solution, allow_invalid=allow_invalid)
-        own = e.game.get("raw_return")
         rows.append({"workload": e.workload, "solver": e.solver, "return": e.solution.ret,
                      "latency": t.total, "stall": t.stalled, "all_slow": t.all_slow,
                      "vs_slow": speedup(t.all_slow, t.total),
-                     "own": "" if own is None else f"{own:.6g} {e.game.get('played', '')}".strip(),
+                     "own": own_cell(e.game.get("raw_return"), e.game.get("played"), digits=6),
                      "start": e.game.get("placed_start", "")})
     base = {r["workload"]: r["latency"] for r in rows if r["solver"] == BASELINE}
     for r in rows:

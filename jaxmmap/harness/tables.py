@@ -110,6 +110,14 @@ def short(x: float | None, digits: int = 5) -> str:
     return "" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
 
 
+def own_cell(raw: float | None, played: str | None, digits: int = 5) -> str:
+    """The "game's own" cell of a table: a game solver's own return to `digits` significant digits
+    and the game it played ("2.5336 deferred"); empty where there is no such return (a solver
+    that places physically)."""
+    value = short(raw, digits)
+    return f"{value} {played or ''}".strip() if value else ""
+
+
 def comparison_table(rows: list[dict], bounds: dict[str, float], *, budget_s: float, seeds: int,
                      machine: str = "") -> str:
     """A comparison's results.md: per instance, a row per solver (`Comparison.rows()`), best
@@ -148,7 +156,7 @@ def comparison_table(rows: list[dict], bounds: dict[str, float], *, budget_s: fl
                 f", {r[k]} {k}" for k in ("invalid", "skipped", "errors") if r[k])
             vs = r["speedup_over_heuristic_percent"]
             vs = "" if math.isnan(vs) else f"{vs:+.2f}"
-            own = "" if math.isnan(r["raw_return"]) else f"{short(r['raw_return'])} {r['played']}".strip()
+            own = own_cell(r["raw_return"], r["played"])
             lines.append(f"| {md(r['solver'])} | {ret} | {own} | {md(r['placed_start'])} | "
                          f"{short(r['best_return'])} | {pct} | {vs} | "
                          f"{short(r['time_to_best'], 3)} | {short(r['seconds'], 3)} | {valid} | "
