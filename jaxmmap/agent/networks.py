@@ -115,12 +115,21 @@ class NetworkConfig:
 # ----------------------------------------------------------------------------------------------------
 
 
+def picked(x: jax.Array, axis: int, pick=jnp.argmax) -> jax.Array:
+    """`x`'s max (or, with `pick=jnp.argmin`, min) along `axis`, kept as a length-1 axis, read
+    back at its index: the same value as `jnp.max`, whose gradient goes to that element. The
+    gradient of `jnp.max` instead compares `x` with the max bit for bit and divides by the count of
+    equals; where XLA recomputes `x` in the backward pass with other rounding (a fusion compiled
+    otherwise: seen on the CPU without LLVM's optimizations, reported on GPUs) the count is 0
+    and every gradient of the network is NaN."""
+    return jnp.take_along_axis(x, pick(x, axis=axis, keepdims=True), axis=axis)
+
+
 def normalize_embedding(x: jax.Array, kind: str) -> jax.Array:
     """MuZero's min-max scaling of each hidden state to [0, 1] (eps-guarded)."""
     if kind == "minmax":
-        lo = jnp.min(x, axis=-1, keepdims=True)
-        hi = jnp.max(x, axis=-1, keepdims=True)
-        return (x - lo) / jnp.maximum(hi - lo, 1e-5)
+        lo, hi = picked(x, -1, jnp.argmin), picked(x, -1)
+        return (x - lo) / jnp.where(hi - lo > 1e-5, hi - lo, 1e-5)  # (a select: no equality in its gradient)
     raise ValueError(f"unknown normalization {kind!r}")
 
 
@@ -227,7 +236,8 @@ class GridEncoder(nn.Module):
             for _ in range(self.blocks):
                 x = ResBlock(c)(x)
         x = nn.relu(nn.LayerNorm()(x))
-        return jnp.concatenate([jnp.mean(x, axis=(1, 2)), jnp.max(x, axis=(1, 2))], axis=-1)
+        flat = x.reshape(x.shape[0], -1, x.shape[-1])
+        return jnp.concatenate([jnp.mean(x, axis=(1, 2)), picked(flat, 1)[:, 0]], axis=-1)
 
 
 def adaptive_avg_pool_1d(x: jax.Array, bins: int) -> jax.Array:
@@ -257,7 +267,7 @@ class ProfileEncoder(nn.Module):
         for c, s in zip(self.channels, self.strides, strict=True):
             x = nn.relu(Conv(c, (2 * s,), strides=(s,))(x))
         pooled = adaptive_avg_pool_1d(x, self.bins).reshape(x.shape[0], -1)
-        return jnp.concatenate([pooled, jnp.mean(x, axis=1), jnp.max(x, axis=1)], axis=-1)
+        return jnp.concatenate([pooled, jnp.mean(x, axis=1), picked(x, 1)[:, 0]], axis=-1)
 
 
 class Representation(nn.Module):
