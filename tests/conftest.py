@@ -11,6 +11,10 @@
   65,530 memory mappings per process (`vm.max_map_count`), and XLA then aborts in the middle of a
   compile or a serialize (CI died so three times at about 88%). A module's programs are rarely
   reused by the next module, so clearing costs little.
+* XLA compiles the tests' programs without LLVM's optimizations (`--xla_backend_optimization_level=0`
+  added to `$XLA_FLAGS`, for the tests and their subprocesses): most of the tests' time is compiling
+  the game's step under new closures on tiny programs, and unoptimized machine code compiles it
+  about a quarter faster. Set `JAXMMAP_TEST_XLA_OPT=1` to keep XLA's default.
 """
 
 import gc
@@ -19,8 +23,11 @@ import pathlib
 import sys
 import tempfile
 
-import jax
-import pytest
+if os.environ.get("JAXMMAP_TEST_XLA_OPT") != "1":  # (read when JAX first uses its CPU backend)
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
+
+import jax  # noqa: E402
+import pytest  # noqa: E402
 
 CACHE = os.environ.get("JAXMMAP_TEST_XLA_CACHE", os.path.join(tempfile.gettempdir(), "jaxmmap-tests-xla"))
 # In-process commands (`cli.main`, `train.main`) and subprocesses switch the cache on from this.
