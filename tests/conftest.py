@@ -11,20 +11,41 @@
   65,530 memory mappings per process (`vm.max_map_count`), and XLA then aborts in the middle of a
   compile or a serialize (CI died so three times at about 88%). A module's programs are rarely
   reused by the next module, so clearing costs little.
-* XLA compiles the tests' programs without LLVM's optimizations (`--xla_backend_optimization_level=0`
-  added to `$XLA_FLAGS`, for the tests and their subprocesses): most of the tests' time is compiling
-  the game's step under new closures on tiny programs, and unoptimized machine code compiles it
-  about a quarter faster. Set `JAXMMAP_TEST_XLA_OPT=1` to keep XLA's default.
+* XLA compiles the tests' programs for compile time, not run time (`CHEAP_COMPILE`, added to
+  `$XLA_FLAGS` for the tests and their subprocesses): no LLVM optimizations, and XLA:CPU's older
+  elemental emitters instead of its fusion emitters. Most of the tests' time is compiling the
+  game's step under new closures on tiny programs; the two flags halve one such compile (2.9 s to
+  1.4 s), and the tests on an empty compilation cache took 531 s with both, 730 s with the first
+  alone. They are for the tests only: the package keeps XLA's defaults, under which a batch of
+  games runs faster (docs/decisions.md, "XLA:CPU flags"). XLA aborts on a flag it does not know, so the second
+  is added only where a subprocess finds this XLA accepts it. Set `JAXMMAP_TEST_XLA_OPT=1` to keep
+  XLA's default.
 """
 
 import gc
 import os
 import pathlib
+import subprocess
 import sys
 import tempfile
 
+CHEAP_COMPILE = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+
+
+def _accepted(flags: str) -> bool:
+    """Whether this XLA starts its CPU backend under `flags` (it aborts on one it does not know)."""
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+    probe = subprocess.run([sys.executable, "-c", "import jax; jax.devices()"], env=env, capture_output=True)
+    return probe.returncode == 0
+
+
 if os.environ.get("JAXMMAP_TEST_XLA_OPT") != "1":  # (read when JAX first uses its CPU backend)
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
+    # (pytest-xdist's workers inherit the flags the controller set, and probe nothing)
+    flags = os.environ.get("XLA_FLAGS", "")
+    for flag in CHEAP_COMPILE:  # (the first is years old: not probed)
+        if flag.split("=")[0] not in flags and (flag == CHEAP_COMPILE[0] or _accepted(f"{flags} {flag}")):
+            flags = f"{flags} {flag}".strip()
+    os.environ["XLA_FLAGS"] = flags
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
