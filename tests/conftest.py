@@ -14,12 +14,13 @@
 * XLA compiles the tests' programs for compile time, not run time (`CHEAP_COMPILE`, added to
   `$XLA_FLAGS` for the tests and their subprocesses): no LLVM optimizations, and XLA:CPU's older
   elemental emitters instead of its fusion emitters. Most of the tests' time is compiling the
-  game's step under new closures on tiny programs; the two flags take a batch of 16 deferred games
-  of 122 buffers from 4.6 s of compile to 2.2 s (docs/performance.md, "The tests"), and the tests on an empty compilation cache took 531 s with both, 730 s with the first
-  alone. They are for the tests only: the package keeps XLA's defaults, under which a batch of
-  games runs faster (docs/decisions.md, "XLA:CPU flags"). XLA aborts on a flag it does not know, so the second
-  is added only where a subprocess finds this XLA accepts it. Set `JAXMMAP_TEST_XLA_OPT=1` to keep
-  XLA's default.
+  game's step under new closures on tiny programs; the two flags take a batch of 16 deferred
+  games of 122 buffers from 4.6 s of compile to 2.2 s, and the tests on an empty compilation
+  cache from 730 s (the first flag alone) to 531 s (docs/performance.md, "The tests"). They are
+  for the tests only: the package keeps XLA's defaults, under which a batch of games runs faster
+  (docs/decisions.md, "XLA:CPU flags"). XLA aborts on a flag it does not know, so the second is
+  added only where a subprocess finds that this XLA accepts it. `JAXMMAP_TEST_XLA_OPT=1` keeps
+  XLA's defaults.
 """
 
 import gc
