@@ -4,11 +4,13 @@ For each solver it prints on how many programs its written solution started from
 decisions (`info["placed_start"]` `decisions` or `game`: the placer's moves began there, or no
 placement beat the game's own solution) and, of those, on how many it is above the placement of no
 decisions (the first point of every placed run's trace, the floor `solve` holds before the solver
-runs; equal to it is not above). Runs that overran their budget (`info["overran"]`) are counted,
-as what they wrote. With `--against`, each solver's written return beside its return in the other
-folders (the same programs, another game or another day): better, worse, equal (to 1e-6), the
-mean and the range of the ratios. Every return there is a validated solution's (`compare` keeps no
-other).
+runs; equal to it is not above). *guide, above*: the runs whose placer started from the
+generalist's guide (`guide`: the placement of no decisions with the uses its intent network is
+sure of flipped) and are above that floor, counted apart. Runs that overran their budget
+(`info["overran"]`) are counted, as what they wrote. With `--against`, each solver's written
+return beside its return in the other folders (the same programs, another game or another day):
+better, worse, equal (to 1e-6), the mean and the range of the ratios. Every return there is a
+validated solution's (`compare` keeps no other).
 
     python benchmarks/decisions_pay.py infer train generated                      # the counts
     python benchmarks/decisions_pay.py infer train generated --against infer-grid train-grid generated-grid
@@ -46,13 +48,19 @@ def counts(runs: dict) -> list[str]:
     by = collections.defaultdict(list)
     for (_, solver), run in runs.items():
         by[solver].append(run)
-    lines = [f"{'solver':12} {'programs':>8} {'own start':>9} {'above the floor':>15} {'overran':>7}"]
+    lines = [f"{'solver':12} {'programs':>8} {'own start':>9} {'above the floor':>15} {'guide, above':>12} {'overran':>7}"]
     for solver, rs in by.items():
         own = [r for r in rs if r.info.get("placed_start") in OWN]
-        above = [r for r in own if r.ret > r.trace[0][1] * (1 + 1e-9)]
+        above = [r for r in own if _above(r)]
+        guide = sum(r.info.get("placed_start") == "guide" and _above(r) for r in rs)
         over = sum("overran" in r.info for r in rs)
-        lines.append(f"{solver:12} {len(rs):8} {len(own):9} {len(above):15} {over:7}")
+        lines.append(f"{solver:12} {len(rs):8} {len(own):9} {len(above):15} {guide:12} {over:7}")
     return lines
+
+
+def _above(run) -> bool:
+    """Whether a run's written return is above the placement of no decisions (its trace's first point)."""
+    return run.ret > run.trace[0][1] * (1 + 1e-9)
 
 
 def against(runs: dict, other: dict) -> list[str]:
