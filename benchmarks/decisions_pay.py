@@ -58,9 +58,14 @@ def counts(runs: dict) -> list[str]:
     return lines
 
 
+def _floor(run) -> float:
+    """The placement of no decisions: the first point of a placed run's trace."""
+    return run.trace[0][1]
+
+
 def _above(run) -> bool:
-    """Whether a run's written return is above the placement of no decisions (its trace's first point)."""
-    return run.ret > run.trace[0][1] * (1 + 1e-9)
+    """Whether a run's written return is above the placement of no decisions."""
+    return run.ret > _floor(run) * (1 + 1e-9)
 
 
 def against(runs: dict, other: dict) -> list[str]:
@@ -84,7 +89,7 @@ def programs(runs: dict, other: dict) -> list[str]:
                 was = f" / {other[(i, solver)].ret:.6g}" if (i, solver) in other else ""
                 cells.append(f"{solver} {r.ret:.6g}{was} ({r.info.get('placed_start', '-')}"
                              f"{', overran' if 'overran' in r.info else ''})")
-        floor = next(r.trace[0][1] for (i, _), r in runs.items() if i == instance)
+        floor = next(_floor(r) for (i, _), r in runs.items() if i == instance)
         lines.append(f"{instance[:30]:30} floor {floor:.6g}: " + "; ".join(cells))
     return lines
 
