@@ -28,7 +28,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.greedy_starts import _problems, _rules  # noqa: E402
+from benchmarks.greedy_starts import deferred_rules, split_problems  # noqa: E402
 from jaxmmap.env import game  # noqa: E402
 from jaxmmap.env.instance import make_instance  # noqa: E402
 from jaxmmap.env.rollout import density_policy, rollout, to_solution, won_returns  # noqa: E402
@@ -59,7 +59,7 @@ def capped_policy(params: jax.Array):
 
 def starts(problem, caps: list[float]) -> list[float]:
     """Per cap, the placed start of greedy's best game / the floor; then that of the best game of all."""
-    rules = _rules(problem)
+    rules = deferred_rules(problem)
     floor = place_nothing(problem, rules=rules, budget_s=600).ret
     instance = make_instance(problem, rules)
     densities = least_densities(problem, rules)
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     print("| program | buffers | " + " | ".join(f"cap {c:g}" for c in args.caps) + " | best of all | s |")
     print("|---|---:|" + "---:|" * (len(args.caps) + 2))
     table = []
-    for problem in _problems(args.split, args.max_buffers):
+    for problem in split_problems(args.split, args.max_buffers):
         began = time.perf_counter()
         row = starts(problem, args.caps)
         table.append(row)

@@ -49,12 +49,15 @@ GENERATED = {"train": ((2000, 40), (2001, 300), (2002, 1000), (2003, 3000)),
              "held-out": ((1000, 40), (1001, 300), (1002, 1000), (1003, 3000), (1004, 8000))}
 
 
-def _problems(split: str, max_buffers: int):
+def split_problems(split: str, max_buffers: int):
+    """The suite's programs of `split` ("train": those of at most `max_buffers` buffers; "held-out":
+    all), then that split's generated programs (`GENERATED`)."""
     names = [n for n in suite.names(split) if split == "held-out" or suite.load(n).num_buffers <= max_buffers]
     return [suite.load(n) for n in names] + [generate(s, num_instructions=k) for s, k in GENERATED[split]]
 
 
-def _rules(problem) -> Rules:
+def deferred_rules(problem) -> Rules:
+    """The game these measurements play: the deferred one, early copy supply, auto columns."""
     return Rules(columns=auto_columns(problem), placement="deferred", copy_supply="early")
 
 
@@ -80,9 +83,9 @@ def main(argv=None) -> int:
     print("| program | buffers | floor | " + " | ".join(columns) + " | density | s |")
     print("|---|---:|---:|" + "---:|" * len(columns) + "---:|---:|")
     table = []
-    for problem in _problems(args.split, args.max_buffers):
+    for problem in split_problems(args.split, args.max_buffers):
         began = time.perf_counter()
-        rules = _rules(problem)
+        rules = deferred_rules(problem)
         floor = place_nothing(problem, rules=rules, budget_s=600).ret
         instance = make_instance(problem, rules)
         state = jax.jit(lambda key, inst=instance: rollout(inst, key, greedy_policy, backup=True))(jax.random.key(0))
