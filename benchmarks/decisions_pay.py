@@ -12,8 +12,14 @@ return beside its return in the other folders (the same programs, another game o
 better, worse, equal (to 1e-6), the mean and the range of the ratios. Every return there is a
 validated solution's (`compare` keeps no other).
 
+With `--place`, for folders of runs that kept their games' own placement (`compare --no-place`,
+whose traces hold no floor): each written solution's decisions placed without local moves
+(`placer.place(moves=0)`, never below the game's own solution), beside the placement of no
+decisions (`placer.place_nothing`) and the game's own return, per program.
+
     python benchmarks/decisions_pay.py infer train generated                      # the counts
     python benchmarks/decisions_pay.py infer train generated --against infer-grid train-grid generated-grid
+    python benchmarks/decisions_pay.py muzero es random --place                   # --no-place runs
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 
 from jaxmmap.core.files import UserError  # noqa: E402
+from jaxmmap.core.rules import Rules, auto_columns  # noqa: E402
 from jaxmmap.harness.compare import Comparison  # noqa: E402
+from jaxmmap.solvers.placer import place, place_nothing  # noqa: E402
 
 OWN = ("decisions", "game")
 
@@ -94,13 +102,39 @@ def programs(runs: dict, other: dict) -> list[str]:
     return lines
 
 
+def placed(folders: list[str]) -> list[str]:
+    """Per program, each solver's written game (seed 0's best) and its decisions placed without
+    local moves, beside the placement of no decisions; the solvers by placed return."""
+    games, problems = {}, {}
+    for folder in folders:
+        comparison = Comparison.load(folder)
+        for (instance, solver), game in comparison.solutions.items():  # (a solver in two folders, as
+            # the agent and its frozen network: named by the folder)
+            clash = any(solver == s for i, s in games if i == instance)
+            games[instance, f"{solver} ({os.path.basename(os.path.normpath(folder))})" if clash else solver] = game
+        problems.update(comparison.problems)
+    lines = []
+    for instance in dict.fromkeys(i for i, _ in games):
+        problem = problems[instance]
+        floor = place_nothing(problem, rules=Rules(columns=auto_columns(problem)), budget_s=600).ret
+        rows = sorted(((place(problem, game, budget_s=600, moves=0).ret, solver, game.ret)
+                       for (i, solver), game in games.items() if i == instance), reverse=True)
+        lines.append(f"{instance}: no decisions placed {floor:.6g}; placed (game's own, placed over no decisions): "
+                     + "; ".join(f"{solver} {ret:.6g} ({own:.6g}, {ret / floor:.4f})" for ret, solver, own in rows))
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", help="`jaxmmap compare -o` folders")
     parser.add_argument("--against", nargs="+", default=[], help="folders of the same programs to compare with")
+    parser.add_argument("--place", action="store_true", help="place the written games' decisions (--no-place runs)")
     args = parser.parse_args()
     try:
         runs, other = runs_of(args.folders), runs_of(args.against)
+        if args.place:
+            print("\n".join(placed(args.folders)))
+            return
     except UserError as e:  # (a folder `compare` did not write)
         raise SystemExit(f"error: {e}") from None
     print("\n".join(counts(runs)))
