@@ -384,8 +384,8 @@ def _solving_commands(sub) -> None:
                    help="solver option KEY=VALUE (JSON value), repeatable; e.g. games=64")
     p.add_argument("-o", "--output", type=_name)
     p.add_argument("--no-place", action="store_true",
-                   help="keep the game's own placement (by default the solutions of the solvers "
-                   "that play the game are placed physically: jaxmmap.place)")
+                   help="keep the game's own placement (by default the solutions of the solvers that play the "
+                   "game are placed physically: jaxmmap.place; muzero's place_share is then 0 unless given)")
     _baseline_arg(p)
     _json_arg(p)
     _rules_args(p)

@@ -135,7 +135,7 @@ def test_each_game_solver_plays_its_own_game_unless_told():
     paper = Rules(columns=auto_columns(problem))
     deferred = dataclasses.replace(paper, placement="deferred", copy_supply="early")
     assert {name for name in SOLVERS if rules_for(problem, name) == deferred} == set(GAMES)
-    assert set(GAMES) == {"greedy", "es", "egrl", "muzero"}
+    assert set(GAMES) == {"greedy", "es", "egrl", "muzero", "muzero-prod"}
     assert rules_for(problem, "heuristic") == rules_for(problem) == paper
     # the generalist plays the game its shipped network learned
     learned = generalist.trained_rules(generalist.load()[2])
@@ -243,6 +243,9 @@ def test_prod_without_the_heuristic_tells_the_agents_game_and_its_placement():
     assert result.info["agent"] == found["agent"].ret and result.info["agent_placed"] == found["placed"].ret
     assert result.info["iterations"] == 40 and result.info["episodes"] > 0
     assert result.info["heuristic"] is None and result.info["improved"] == "agent"
+    # (what compare's table shows of a game solver: its game's own return, the game, the start)
+    assert result.info["raw_return"] == found["agent"].ret and result.info["played"] == RULES.placement
+    assert result.info["placed_start"] == "decisions"
     # the placer never loses: the last moves start from the placed game
     assert result.solution.ret >= found["placed"].ret >= found["agent"].ret
 
@@ -271,7 +274,46 @@ def test_prod_improves_the_better_of_the_agents_placed_game_and_the_heuristics(m
     heuristic_ret, placed_ret = result.info["heuristic"], result.info["agent_placed"]
     assert starts[-1].ret == max(heuristic_ret, placed_ret)
     assert result.info["improved"] == ("agent" if placed_ret > heuristic_ret else "heuristic")
+    assert result.info["placed_start"] == ("decisions" if placed_ret > heuristic_ret else "heuristic")
     assert validate(problem, result.solution).ok and result.solution.ret >= heuristic_ret
+
+
+def test_unplaced_muzero_keeps_its_games_own_solution(monkeypatch):
+    """`solve(place=False)` (`--no-place`): a solver that places its best game itself (`muzero`'s
+    `place_share`) is told not to, unless the caller gives a share; placed, it keeps its default."""
+    problem = tiny(0)
+    game = solve(problem, "greedy", budget_s=10, rules=RULES, place=False)
+    told = []
+
+    def muzero(problem, budget_s, seed, **options):
+        told.append(options.get("place_share"))
+        return game
+
+    muzero.load = SOLVERS["muzero"].load  # (its declared options)
+    monkeypatch.setitem(SOLVERS, "muzero", muzero)
+    assert solve(problem, "muzero", budget_s=5, rules=RULES, place=False).solution is game.solution
+    solve(problem, "muzero", budget_s=5, rules=RULES, place=False, place_share=0.3)
+    solve(problem, "muzero", budget_s=2, rules=RULES)
+    assert told == [0.0, 0.3, None]
+
+
+def test_random_plays_a_smaller_batch_after_one_cut_early(monkeypatch):
+    """A batch cut with most of the budget left (on large programs random games lose often, and
+    each restore replays the game) is followed by a quarter of it, not by the end of the run."""
+    from jaxmmap.solvers import simple
+
+    batches, real = [], simple.play_on_the_clock
+
+    def play(clock, states, keys, policy, **kwargs):
+        batches.append(int(states.done.shape[0]))
+        states, whole = real(clock, states, keys, policy, **kwargs)
+        return states, whole and len(batches) == 2  # (the first and third batches as if cut)
+
+    monkeypatch.setattr(simple, "play_on_the_clock", play)
+    problem = tiny(0)
+    result = simple.random_search(problem, 60, 0, rules=RULES, batch=4)
+    assert batches == [4, 1, 1]  # (a single game cut ends the run)
+    assert validate(problem, result.solution).ok and result.info["batch"] == 1
 
 
 def test_greedy_keeps_the_best_of_its_games_one_per_least_density():

@@ -240,7 +240,7 @@ def _tables(rows: list[dict], solvers: list[str], workloads: list[str]) -> list[
               "*game's own*: a game solver's own return and the game it played, before the placer placed "
               "its decisions; *placer's start*: what the placer's moves started from (`solve`'s "
               "`placed_start`: its *decisions*, *nothing* where no decisions placed higher, the network's "
-              "*guide*, or the *game* where no placement beat it).", "",
+              "*guide*, the *game* where no placement beat it, or muzero-prod's *heuristic* solution).", "",
               f"| workload | solver | return | game's own | placer's start | latency | stall | "
               f"speedup over all-slow (%) | speedup over {BASELINE} (%) |", "|---|---|---:|---:|---|---:|---:|---:|---:|"]
     for w in workloads:

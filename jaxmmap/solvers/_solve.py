@@ -11,7 +11,7 @@ from jaxmmap.core.clock import Overran, within, without_grace
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.core.validator import BUG, check_solution, relabelled
-from jaxmmap.solvers._options import check_options
+from jaxmmap.solvers._options import check_options, solver_options
 from jaxmmap.solvers._registry import PLACED, SOLVERS, rules_for
 from jaxmmap.solvers.base import Result
 from jaxmmap.solvers.placer import FRESH, PLACE_RESERVE_S, PLACE_SHARE, RESTARTS, place_nothing
@@ -36,7 +36,8 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     (default: the solver's own game, `rules_for(problem, solver)`) are the game's; a game solver's
     `info["played"]` names it (`Rules.placement`).
 
-    `place` (default: for the solvers in `PLACED`): keep `PLACE_SHARE` of the budget (at most
+    `place` (default: for the solvers in `PLACED`; False: their game's own solution, a
+    `place_share` of theirs 0 unless given): keep `PLACE_SHARE` of the budget (at most
     `PLACE_RESERVE_S`) for `placer.place`, which places the solution's decisions physically
     and grows them, its local moves descending again from the start up to `placer.RESTARTS` times
     while the reserve lasts (a solution the placer made, "<solver>+placed", is not placed again:
@@ -55,6 +56,9 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     check_options(solver, options, budget_s)
     rules = rules_for(problem, solver) if rules is None else rules
     place = solver in PLACED if place is None else place
+    if not place and solver in PLACED and "place_share" in solver_options(solver):
+        # (a solver that places its best game itself, `muzero`: unplaced, it keeps its game's own)
+        options = {"place_share": 0.0, **options}
     start = time.perf_counter()
     reserve = min(PLACE_SHARE * budget_s, PLACE_RESERVE_S) if place else 0.0
     # (a game cut at its deadline, or one that took the placer's time, places lower than this)

@@ -228,7 +228,7 @@ HEURISTIC_SHARE = 0.5
 
 
 def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(), heuristic_first: bool = True,
-         from_heuristic: bool = False, on_solution=None, **options) -> Result:
+         from_heuristic: bool | None = None, on_solution=None, **options) -> Result:
     """MMap-MuZero-prod: the heuristic's solution (its plans improved by its local moves, within
     `HEURISTIC_SHARE` of the budget), then the agent for the rest of the budget but `PLACE_SHARE`
     of it, its best game placed physically (`placer.place`); then the placer's local moves, with
@@ -238,14 +238,15 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     `demonstration_fraction`, the agent also learns from the heuristic's decisions as the game
     plays them. Options are `muzero`'s.
 
-    `from_heuristic=True` starts the agent's search from the heuristic's decisions (as the game
-    plays them): its first best game and center, which the agent must beat.
+    `from_heuristic` (None: in the deferred game only, as `muzero`) starts the agent's search from
+    the heuristic's decisions (as the game plays them): its first best game and center.
 
     `heuristic_first=False` leaves the heuristic out: the agent's best game, placed (train.py
     with `config.prod=False`). `on_solution(kind, solution)` is told each solution when it is
     found: "heuristic" (before the agent starts, so that a long run can write it), "agent" (the
     agent's best game) and "placed" (that game placed, before the last moves).
-    `info["improved"]` says which start the last local moves improved ("agent" or "heuristic")."""
+    `info["improved"]` says which start the last local moves improved ("agent" or "heuristic"); as
+    for a game solver (`solve`), `raw_return`, `played` and `placed_start` ("decisions" or "heuristic")."""
     start = time.perf_counter()
     tell = on_solution or (lambda kind, solution: None)
     base, trace = None, []
@@ -255,7 +256,7 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
         base = heuristic(problem, HEURISTIC_SHARE * budget_s, seed, rules=rules)
         tell("heuristic", base.solution)
         trace.append((base.seconds, base.solution.ret))
-        if options.get("demonstration_fraction") or from_heuristic:
+        if options.get("demonstration_fraction") or from_plan(rules, from_heuristic):
             options["demonstration"] = play_plan(problem, base.solution.action, rules).action
     left = budget_s - (time.perf_counter() - start)
     agent = None
@@ -280,6 +281,8 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     info = {"heuristic": None if base is None else base.solution.ret,
             "agent": None if agent is None else agent.solution.ret,
             "agent_placed": None if agent is None else origin[1], "improved": origin[0],
+            "played": rules.placement, "placed_start": "decisions" if origin[0] == "agent" else "heuristic",
+            **({} if agent is None else {"raw_return": agent.solution.ret}),
             **({} if agent is None else {k: agent.info[k] for k in ("iterations", "episodes", "resumed", "mode")})}
     return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start, info=info)
 
@@ -480,7 +483,7 @@ declare(muzero, {
 }, check=_check_agent)
 declare(prod, {
     "heuristic_first": Option(bool, doc="the heuristic's solution first (else the agent's alone)"),
-    "from_heuristic": Option(bool, doc="start the agent's search from the heuristic's decisions"),
+    "from_heuristic": FROM_HEURISTIC,
     "on_solution": Option(Callable, doc="told each solution found, (kind, solution)", null=True),
     **_RUN, **AGENT_OPTIONS,
 }, check=_check_agent)

@@ -60,8 +60,11 @@ def random_search(problem: Problem, budget_s: float, seed: int, *, rules: Rules 
         played += int(np.sum(np.isfinite(returns)))
         if np.isfinite(returns[best]):
             clock.offer(to_solution(problem, nth_game(states, best), rules, solver="random"))
-        if clock.out_of_time() or not whole:  # (a batch cut short: the next would be too)
+        if clock.out_of_time() or not whole and (batch == 1 or clock.elapsed() > budget_s / 2):
             return clock.result(games=played, batch=batch)
+        if not whole:  # a batch cut with most of the budget left could not end a game in it (on large
+            # programs random games lose often, and each restore replays the game): a quarter of it
+            batch = max(1, batch // 4)
 
 
 def greedy(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()) -> Result:
