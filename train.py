@@ -73,7 +73,8 @@ def _train():
     problem = open_problem(config.problem)  # before the workdir: a mistake leaves nothing behind
     columns = columns_for(problem, config.columns)
     rules = rules_for(problem, "muzero-prod", columns=columns, nocopy_offset=config.nocopy_offset,  # (prod's
-                      output_nocopy=config.get("output_nocopy", True))  # own game, as `jaxmmap solve` plays it)
+                      output_nocopy=config.get("output_nocopy", True), placement=config.get("placement"),
+                      copy_supply=config.get("copy_supply"))  # own game unless given, as `jaxmmap solve` plays it)
     try:
         agent = agent_config(**config.agent.to_dict())
     except (TypeError, ValueError) as e:

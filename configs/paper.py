@@ -17,6 +17,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.budget_s = 24 * 3600.0
     config.training_steps = 1_000_000  # num_training_steps
     config.checkpoint_every = 20
+    config.placement, config.copy_supply = "grid", "near"  # the paper's game
 
     agent = config.agent
     agent.discount = 0.9999  # discount_factor

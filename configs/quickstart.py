@@ -21,6 +21,10 @@ def get_config() -> ml_collections.ConfigDict:
     config.columns = "auto"  # grid columns of the fast memory; auto: <= 5% lost to rounding
     config.nocopy_offset = "same"
     config.output_nocopy = True  # NoCopy of an output pins it (the paper); False: the older game
+    # the game (docs/game.md): unset, muzero-prod's own (deferred placement, early copy supply;
+    # docs/solvers.md, Rules); "grid" and "near" are the paper's
+    config.placement = ml_collections.config_dict.placeholder(str)  # "grid" or "deferred"
+    config.copy_supply = ml_collections.config_dict.placeholder(str)  # "near" or "early"
     config.budget_s = 300.0  # wall-clock budget of one invocation, compilation included
     config.training_steps = 20_000  # iterations in all, across resumes (moves + one update each)
     config.checkpoint_every = 10  # chunks

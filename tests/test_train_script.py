@@ -106,13 +106,13 @@ def test_train_survives_a_kill_a_corrupt_checkpoint_and_a_torn_line(tmp_path):
 
 
 @pytest.mark.parametrize("case", ["missing_problem", "workdir_is_a_file", "unknown_field", "bad_mode", "no_games",
-                                  "negative_seed"])
+                                  "negative_seed", "bad_game"])
 def test_a_train_mistake_is_one_error_line_and_writes_nothing(tmp_path, case):
     workdir = tmp_path / "run"
     extra = {"missing_problem": [f"--config.problem={tmp_path / 'missing.json'}"],
              "workdir_is_a_file": [], "unknown_field": ["--config.agent.bogus=1"],
              "bad_mode": ["--config.agent.mode=bogus"], "no_games": ["--config.agent.games=0"],
-             "negative_seed": ["--config.seed=-1"]}[case]
+             "negative_seed": ["--config.seed=-1"], "bad_game": ["--config.placement=shelf"]}[case]
     if case == "workdir_is_a_file":
         workdir.write_text("")
     run = subprocess.run(_command(workdir, 10, *extra), cwd=ROOT, capture_output=True, text=True,

@@ -449,6 +449,9 @@ def test_config_files_match_the_agent_configs():
     assert agent("paper") == AgentConfig.paper()
     for mode in ("alphazero", "mcts", "no_search"):
         assert agent(mode) == AgentConfig(mode=mode)
+    # the game: the paper's in configs/paper.py; the others leave it to muzero-prod (train.py)
+    assert (_config_file("paper").placement, _config_file("paper").copy_supply) == ("grid", "near")
+    assert (_config_file("quickstart").placement, _config_file("quickstart").copy_supply) == (None, None)
 
 
 def test_configs_and_the_paper_table():
