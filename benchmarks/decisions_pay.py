@@ -35,8 +35,8 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 
 from jaxmmap.core.files import UserError  # noqa: E402
-from jaxmmap.core.rules import Rules, auto_columns  # noqa: E402
 from jaxmmap.harness.compare import Comparison  # noqa: E402
+from jaxmmap.solvers import rules_for  # noqa: E402
 from jaxmmap.solvers.placer import place, place_nothing  # noqa: E402
 
 OWN = ("decisions", "game")
@@ -116,7 +116,7 @@ def placed(folders: list[str]) -> list[str]:
     lines = []
     for instance in dict.fromkeys(i for i, _ in games):
         problem = problems[instance]
-        floor = place_nothing(problem, rules=Rules(columns=auto_columns(problem)), budget_s=600).ret
+        floor = place_nothing(problem, rules=rules_for(problem), budget_s=600).ret
         rows = sorted(((place(problem, game, budget_s=600, moves=0).ret, solver, game.ret)
                        for (i, solver), game in games.items() if i == instance), reverse=True)
         lines.append(f"{instance}: no decisions placed {floor:.6g}; placed (game's own, placed over no decisions): "
@@ -131,10 +131,10 @@ def main() -> None:
     parser.add_argument("--place", action="store_true", help="place the written games' decisions (--no-place runs)")
     args = parser.parse_args()
     try:
-        runs, other = runs_of(args.folders), runs_of(args.against)
-        if args.place:
+        if args.place:  # (the solutions only: no run is read)
             print("\n".join(placed(args.folders)))
             return
+        runs, other = runs_of(args.folders), runs_of(args.against)
     except UserError as e:  # (a folder `compare` did not write)
         raise SystemExit(f"error: {e}") from None
     print("\n".join(counts(runs)))
