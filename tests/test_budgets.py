@@ -222,8 +222,8 @@ def test_slices_stop_before_a_last_move_that_does_not_fit(monkeypatch):
             time.sleep(0.001 * n + (last_s if played["moves"] == 1000 else 0.0))
             return carry
 
-        def end(carry, rate):  # what the batch's last move takes: 1,000 moves' worth (1 s)
-            return 1000 / rate
+        def end(carry, rate, within):  # what the batch's last move takes: 1,000 moves' worth (1 s)
+            return 1000 / rate if 1000 - played["moves"] <= within else 0.0
 
         clock = Clock(budget_s)
         _, whole = base.in_slices(clock, advance, None, lambda carry: jnp.asarray([played["moves"] >= 1000]),
@@ -235,6 +235,56 @@ def test_slices_stop_before_a_last_move_that_does_not_fit(monkeypatch):
     whole, seconds = run(4.0, 1.0)
     assert whole and seconds < 4.0
 
+
+
+def test_a_slow_move_far_from_the_end_does_not_cut_a_batch_that_has_time(monkeypatch):
+    """The last move's cost (`end`) counts only where a game could reach its end in the next
+    slice: a slow first measured slice (the packing then estimated past the whole budget) far from
+    the end no longer cuts a batch that ends well within its budget (ES's first generation at 9,028
+    buffers was cut so 38 s into 600 s; played on, it ended in 118 s)."""
+    import time
+
+    from jaxmmap.core.clock import Clock
+
+    monkeypatch.setattr(base, "GRACE_S", 0.0)
+    played = {"moves": 0, "calls": 0}
+
+    def advance(carry, moves):  # a compile, one slice of 0.3 s, then 1 ms a move; 1,000 moves in all
+        played["calls"] += 1
+        n = min(int(moves), 1000 - played["moves"])
+        slow = played["calls"] == 2
+        played["moves"] += n
+        time.sleep(0.3 if played["calls"] == 1 else (0.3 if slow else 0.001 * n))
+        return carry
+
+    asked = []
+
+    def end(carry, rate, within):  # the last move: 1,000 moves' worth at the fastest rate
+        asked.append(1000 / rate)
+        return 1000 / rate if 1000 - played["moves"] <= within else 0.0
+
+    clock = Clock(4.0)
+    _, whole = base.in_slices(clock, advance, None, lambda carry: jnp.asarray([played["moves"] >= 1000]), end=end)
+    assert whole and played["moves"] == 1000 and clock.elapsed() < 4.0
+    assert asked[0] > 4.0  # (its first estimate, far from the end, was past the budget: counted, it cut)
+
+
+def test_the_packing_counts_only_where_a_game_still_playing_nears_its_end(problem, monkeypatch):
+    """`packing_s` with the batch's states: 0 where every game still playing is more than
+    `within` moves from its end, `PACK_MOVES` moves a buffer at the rate where one is within it;
+    a game already ended does not count; 0 in the paper's grid."""
+    monkeypatch.setattr(base, "HELD_MOVES", 0)  # (else a small program's game is ended inside its batch)
+    deferred = make_instance(problem, Rules(columns=64, placement="deferred", copy_supply="early"))
+    states, n = start(deferred, 4), problem.num_buffers
+    full = base.PACK_MOVES * n / 100.0
+    assert base.packing_s(deferred, 100.0, 4) == pytest.approx(full)  # (no states: always counted)
+    assert base.packing_s(deferred, 100.0, 4, states, n - 1) == 0.0
+    assert base.packing_s(deferred, 100.0, 4, states, n) == pytest.approx(full)
+    near = states.replace(board=states.board.replace(cursor=states.board.cursor.at[1].set(n - 5)))
+    assert base.packing_s(deferred, 100.0, 4, near, 5) == pytest.approx(full)
+    ended = near.replace(done=near.done.at[1].set(True))
+    assert base.packing_s(deferred, 100.0, 4, ended, 5) == 0.0
+    assert base.packing_s(make_instance(problem, RULES), 100.0, 4, states, n) == 0.0
 
 def test_slices_take_the_grace_only_for_a_first_solution():
     """`in_slices`: past the budget but within its grace, games go on while the clock holds no

@@ -40,9 +40,12 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     which `first`, the first slice's seconds, bounds); the slices stop that much before the
     deadline. `deadline_s` (seconds on `clock`) replaces the default deadline: for work that
     must end with the budget itself. (On large programs ending a game takes many seconds, so it starts before
-    the deadline.) `end(carry, rate)` -> seconds: what the games' last move costs beyond the moves'
-    rate (the deferred game's packer, `packing_s`); the slices stop that much before the deadline
-    too, so that a batch that cannot end in time is cut before it, not inside it."""
+    the deadline.) `end(carry, rate, within)` -> seconds: what the games' last move costs beyond the
+    moves' rate (the deferred game's packer, `packing_s`) where a game is within `within` moves of
+    its end (the next slice's most moves; else 0: that move cannot come in it); the slices stop
+    that much before the deadline too, so that a batch that cannot end in time is cut before it,
+    not inside it. (Applied while every game was far from its end, an estimate from the first
+    slices' rate, one slow move, cut batches that had time: docs/decisions.md, Budgets.)"""
     deadline = deadline_s
     if deadline is None:  # (the grace is for a first solution only)
         grace = clock.best is None and (clock.grace or tail is None)
@@ -67,7 +70,8 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
                 if took >= SLICE_S / 4:  # (the last move's cost is hundreds of moves' worth: a rate
                     # measured on a slice this long, the fastest, or none)
                     fastest = max(fastest, rate)
-                need += 0.0 if end is None or not fastest else end(carry, fastest)
+                need += 0.0 if end is None or not fastest else end(carry, fastest, 2 * moves)  # (the next
+                # slice plays at most twice this one's moves)
             # at most twice the last slice: a move's cost can jump (a game's restores begin, and
             # replay hundreds of moves inside one), and a slice sized by cheap moves overran its budget
             moves = int(max(1, min(2 * moves, rate * SLICE_S, rate * (deadline - need - clock.elapsed()) + 1,
@@ -223,14 +227,21 @@ def moves_left(states, rate: float, first: float, *, compile_again: bool = False
 PACK_MOVES = 2 * packer.PACKINGS
 
 
-def packing_s(instance, rate: float, games: int) -> float:
+def packing_s(instance, rate: float, games: int, states=None, within: int | None = None) -> float:
     """Seconds the last move of a batch of `games` takes beyond `rate` (batch moves a second)
     under deferred placement: its games are packed one at a time (`packer.pack_finished`), each
-    about `PACK_MOVES` moves of the batch per buffer. 0 in the paper's grid, and where a game of
+    about `PACK_MOVES` moves of the batch per buffer. 0 in the paper's grid, where a game of
     the batch is ended inside it (`held_inside`): there packing takes well under a second, and a
-    rate slowed by restores would overestimate it."""
+    rate slowed by restores would overestimate it; and, given the batch's `states` and `within`
+    (moves), where no game still playing is within that many moves of its end."""
     n = int(instance.num_buffers)
-    return PACK_MOVES * n / rate if instance.deferred and not held_inside(games, n) else 0.0
+    if not instance.deferred or held_inside(games, n):
+        return 0.0
+    if states is not None and within is not None:
+        playing = jnp.where(states.done, -1, states.board.cursor)
+        if n - int(jnp.max(playing)) > within:
+            return 0.0
+    return PACK_MOVES * n / rate
 
 
 def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params=None, finish: bool = True,
@@ -245,7 +256,8 @@ def play_on_the_clock(clock: Anytime, states, keys: jax.Array, policy, *, params
         clock, lambda carry, moves: _advance(*carry, moves, policy, jnp.bool_(False), params),
         (states, keys), lambda carry: carry[0].done,
         tail=(lambda carry, rate, first: moves_left(carry[0], rate, first)) if finish else None,
-        deadline_s=deadline_s, end=lambda carry, rate: packing_s(carry[0].instance, rate, carry[0].done.shape[0]))
+        deadline_s=deadline_s,
+        end=lambda carry, rate, within: packing_s(carry[0].instance, rate, carry[0].done.shape[0], carry[0], within))
     if whole or not finish or clock.stopped():  # (stopped: its result is dropped, `clock.within`)
         return states, whole
     return finish_furthest(states, keys, policy, params, game=finish_game), False

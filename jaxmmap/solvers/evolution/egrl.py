@@ -399,7 +399,8 @@ def egrl(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
             else None  # (before a first solution, time to end the furthest game Drop-first)
         games, whole = in_slices(clock, lambda games, moves: made.play(games, moves, instance),
                                  made.ask(search, sub, instance), lambda games: games.states.done, tail=tail,
-                                 end=lambda games, rate: packing_s(instance, rate, cfg.games))
+                                 end=lambda games, rate, within: packing_s(instance, rate, cfg.games, games.states,
+                                                                           within))
         if not whole:  # the budget ended inside the generation: it does not count
             if clock.best is None:
                 states = games.states.replace(instance=instance)
