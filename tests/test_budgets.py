@@ -236,7 +236,6 @@ def test_slices_stop_before_a_last_move_that_does_not_fit(monkeypatch):
     assert whole and seconds < 4.0
 
 
-
 def test_a_slow_move_far_from_the_end_does_not_cut_a_batch_that_has_time(monkeypatch):
     """The last move's cost (`end`) counts only where a game could reach its end in the next
     slice: a slow first measured slice (the packing then estimated past the whole budget) far from
@@ -252,9 +251,8 @@ def test_a_slow_move_far_from_the_end_does_not_cut_a_batch_that_has_time(monkeyp
     def advance(carry, moves):  # a compile, one slice of 0.3 s, then 1 ms a move; 1,000 moves in all
         played["calls"] += 1
         n = min(int(moves), 1000 - played["moves"])
-        slow = played["calls"] == 2
         played["moves"] += n
-        time.sleep(0.3 if played["calls"] == 1 else (0.3 if slow else 0.001 * n))
+        time.sleep(0.3 if played["calls"] <= 2 else 0.001 * n)
         return carry
 
     asked = []
@@ -285,6 +283,7 @@ def test_the_packing_counts_only_where_a_game_still_playing_nears_its_end(proble
     ended = near.replace(done=near.done.at[1].set(True))
     assert base.packing_s(deferred, 100.0, 4, ended, 5) == 0.0
     assert base.packing_s(make_instance(problem, RULES), 100.0, 4, states, n) == 0.0
+
 
 def test_slices_take_the_grace_only_for_a_first_solution():
     """`in_slices`: past the budget but within its grace, games go on while the clock holds no
