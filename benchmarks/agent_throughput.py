@@ -11,7 +11,7 @@ alone and timed over `--repeats` calls after a warm-up call (compilation exclude
   128x128 grid window (`NetworkConfig.small()` with `grid=True`: the default before the
   feature network). This is the baseline of the ratios.
 * `muzero, feature network`: the same with the default representation (`grid=False`).
-* `expert (default)`: the default mode's search (`expert.start_search`, `play_search`: whole games, the network at
+* `expert (default)`: the default mode's search (`expert_games.start_search`, `play_search`: whole games, the network at
   every move), and one whole generation with learning (`expert.generation`).
 * `bare game`: random moves of the same games (the ceiling).
 
@@ -26,7 +26,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jaxmmap.agent import expert, selfplay, train
+from jaxmmap.agent import expert, expert_games, selfplay, train
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.networks import NetworkConfig, make_networks
 from jaxmmap.core.io import columns_for, open_problem
@@ -82,8 +82,8 @@ def main():
     config = AgentConfig(mode="expert", games=args.games)
     state = expert.init(instance, config, seed=0)
     ctx = observation.context(instance)
-    search = jax.jit(lambda s, k: expert.play_search(
-        s.learner.params, expert.start_search(k, instance, s.center_return, config=config), instance, ctx,
+    search = jax.jit(lambda s, k: expert_games.play_search(
+        s.learner.params, expert_games.start_search(k, instance, s.center_return, config=config), instance, ctx,
         s.center, jnp.float32(1.0), jnp.int32(2 ** 31 - 1), config=config).states.moves)
     sec = timed(search, state, jax.random.key(2), repeats=args.repeats)
     moves = float(jnp.sum(search(state, jax.random.key(2))))

@@ -5,12 +5,12 @@
     python benchmarks/expert_search.py --instances suite:nmt_train@gpu --games 8 --repeats 2
 
 For each program: the search's center is greedy's game (as the `muzero` solver starts on large
-programs), and one generation's games (`expert.default_games(N)`, or `--games`) play around it
-to their ends, restarts and deviations as in a run (`expert.start_search`, `play_search`; no
+programs), and one generation's games (`expert_games.default_games(N)`, or `--games`) play around it
+to their ends, restarts and deviations as in a run (`expert_games.start_search`, `play_search`; no
 learning, which is the same in both). Each way is jitted alone, timed over `--repeats` calls
 after a warm-up call (compilation excluded), on the same keys: both play the same games (the
 script checks it). Printed: moves per second each way and the ratio of one by one to batched;
-the last column is what `expert.games_one_by_one` picks on this device.
+the last column is what `expert_games.games_one_by_one` picks on this device.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from jaxmmap.agent import expert  # noqa: E402
+from jaxmmap.agent import expert, expert_games  # noqa: E402
 from jaxmmap.agent.config import AgentConfig  # noqa: E402
 from jaxmmap.core.io import open_problems  # noqa: E402
 from jaxmmap.core.rules import Rules  # noqa: E402
@@ -58,8 +58,8 @@ def measure(problem, games: int, repeats: int) -> dict[bool, float]:
     ctx = observation.context(instance)
     rates, played = {}, {}
     for one_by_one in (False, True):
-        search = jax.jit(lambda s, k, one_by_one=one_by_one: expert.play_search(
-            s.learner.params, expert.start_search(k, instance, s.center_return, config=config), instance, ctx,
+        search = jax.jit(lambda s, k, one_by_one=one_by_one: expert_games.play_search(
+            s.learner.params, expert_games.start_search(k, instance, s.center_return, config=config), instance, ctx,
             s.center, jnp.float32(1.0), jnp.int32(2 ** 31 - 1), config=config, one_by_one=one_by_one).states)
         seconds, states = timed(search, state, jax.random.key(2), repeats=repeats)
         played[one_by_one] = (np.asarray(states.moves), np.asarray(states.board.ret))
@@ -72,17 +72,17 @@ def measure(problem, games: int, repeats: int) -> dict[bool, float]:
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--instances", nargs="+", default=INSTANCES)
-    parser.add_argument("--games", type=int, help="games per generation (default: expert.default_games(N))")
+    parser.add_argument("--games", type=int, help="games per generation (default: expert_games.default_games(N))")
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}); one generation's games around"
           " greedy's game, compilation excluded")
     print(f"{'program':34} {'buffers':>8} {'games':>5} {'batched':>12} {'one by one':>12} {'ratio':>7} {'picked':>10}")
     for problem in open_problems(args.instances):
-        games = args.games or expert.default_games(problem.num_buffers)
+        games = args.games or expert_games.default_games(problem.num_buffers)
         rates = measure(problem, games, args.repeats)
         padded = make_instance(problem, Rules()).width.shape[0]
-        picked = "one by one" if expert.games_one_by_one(padded) else "batched"
+        picked = "one by one" if expert_games.games_one_by_one(padded) else "batched"
         print(f"{problem.name:34} {problem.num_buffers:>8,} {games:>5} {rates[False]:>12,.0f} {rates[True]:>12,.0f}"
               f" {rates[True] / rates[False]:>6.2f}x {picked:>10}", flush=True)
 

@@ -23,7 +23,7 @@ import pytest
 from builders import PAD, RULES, agent_config, expert_config, greedy_game, tiny
 
 from jaxmmap import generate, load_solution, make_instance, validate
-from jaxmmap.agent import expert, learner, selfplay, train
+from jaxmmap.agent import expert, expert_games, learner, selfplay, train
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.loop import agent_config as config_from_dict
 from jaxmmap.agent.loop import fit
@@ -248,7 +248,7 @@ def test_the_expert_search_starts_from_the_evaluation_game_when_it_is_better():
 def test_the_quietest_deviation_rate_changes_a_few_moves_at_any_size():
     config = _expert(deviation_min=0.02, deviation_max=0.6)
     for n, lo in [(40, 0.02), (128, 0.02), (1280, 0.002), (12800, 0.0002)]:
-        low, high = expert.deviation_range(jnp.int32(n), config)
+        low, high = expert_games.deviation_range(jnp.int32(n), config)
         assert float(low) == pytest.approx(lo) and float(high) == pytest.approx(0.6)
 
 
@@ -270,7 +270,7 @@ def test_windowed_deviations_change_the_center_only_inside_their_window():
         window = np.asarray(games.window)
         if windowed:
             assert (window >= 1).all() and (window <= n).all() and len(set(window.tolist())) > 4
-            low, high = expert.deviation_range(instance.num_buffers, config)
+            low, high = expert_games.deviation_range(instance.num_buffers, config)
             assert (np.asarray(games.rate) >= np.minimum(float(low) * n / window, float(high)) * 0.999).all()
         else:
             assert (window == n).all()
@@ -286,7 +286,9 @@ def test_windowed_deviations_change_the_center_only_inside_their_window():
 @pytest.mark.xdist_group("expert")
 def test_a_generations_games_one_by_one_are_its_batched_games():
     # On a CPU above ONE_BY_ONE_ABOVE padded buffers the games play one after the other
-    # (lax.map): the same games, move for move, as the batch (vmap), restores included.
+    # (lax.map), the restarted ones from the fork (the center replayed once) rather than
+    # replaying their prefixes: the same games, move for move, as the batch (vmap), restores
+    # included, whether played at once or in slices.
     problem = generate(3, num_instructions=200, memory_fraction=0.3)
     instance = make_instance(problem, RULES)
     config = _expert(games=8)
@@ -294,24 +296,36 @@ def test_a_generations_games_one_by_one_are_its_batched_games():
     state = expert.init(instance, config, seed=0,
                         demonstration=np.asarray(greedy.board.action)[: problem.num_buffers])
     ctx = observation.context(instance)
-    played = [expert.play_search(state.learner.params, expert.begin(state, instance, config=config), instance, ctx,
+    played = [expert_games.play_search(state.learner.params, expert.begin(state, instance, config=config), instance, ctx,
                                  state.center, jnp.float32(1.0), jnp.int32(2 ** 31 - 1), config=config,
                                  one_by_one=one_by_one) for one_by_one in (False, True)]
-    batched, alone = played
+    games = expert.begin(state, instance, config=config)
+    waiting = ~np.asarray(games.ready)
+    assert waiting.sum() >= 4 and (np.asarray(games.prefix)[waiting] > 0).all()
+    in_slice = jax.jit(lambda games: expert_games.play_search(state.learner.params, games, instance, ctx, state.center,
+                                                        jnp.float32(1.0), jnp.int32(37), config=config, one_by_one=True))
+    while not bool(jnp.all(expert_games.ended(games, instance))):
+        games = in_slice(games)
+    played.append(games)
+    batched, alone, sliced = played
+    assert np.asarray(alone.ready).all() and np.asarray(sliced.ready).all()
+    # (the fork went as far as the furthest prefix, not further)
+    assert int(alone.fork.board.cursor) == int(np.max(np.asarray(alone.prefix)))
     chex.assert_trees_all_equal(batched.states, alone.states)  # the same games, move for move
+    chex.assert_trees_all_equal(alone.states, sliced.states)
     chex.assert_trees_all_equal({k: v for k, v in batched.record.items() if k != "features"},
                                 {k: v for k, v in alone.record.items() if k != "features"})
     # (the recorded features may differ in the last bit: XLA fuses them otherwise in a batch)
     chex.assert_trees_all_close(batched.record["features"], alone.record["features"], rtol=1e-6, atol=1e-6)
     assert int(jnp.sum(played[0].states.restores)) > 0  # (restores happened)
-    assert expert.games_one_by_one(expert.ONE_BY_ONE_ABOVE + 1) == (jax.default_backend() == "cpu")
-    assert not expert.games_one_by_one(expert.ONE_BY_ONE_ABOVE)
+    assert expert_games.games_one_by_one(expert_games.ONE_BY_ONE_ABOVE + 1) == (jax.default_backend() == "cpu")
+    assert not expert_games.games_one_by_one(expert_games.ONE_BY_ONE_ABOVE)
 
 
 def test_the_expert_solver_plays_fewer_games_per_generation_on_large_programs():
     sizes = [127, 1189, 2048, 3277, 11645, 50000]
-    assert [expert.default_games(n) for n in sizes] == [64, 64, 64, 32, 8, 8]
-    assert expert.default_games(3277, 16) == 16
+    assert [expert_games.default_games(n) for n in sizes] == [64, 64, 64, 32, 8, 8]
+    assert expert_games.default_games(3277, 16) == 16
 
 
 @pytest.mark.xdist_group("expert")
@@ -471,3 +485,26 @@ def test_configs_and_the_paper_table():
         AgentConfig(mode="alphazero", reanalyse_fraction=0.5)
     with pytest.raises(ValueError, match="must exceed"):
         AgentConfig(games=64, replay_size=640, unroll_steps=5, td_steps=10)
+
+
+@pytest.mark.xdist_group("expert")
+def test_the_evaluation_game_is_played_once_for_each_version_of_the_network():
+    # The network's argmax game is deterministic: played again with the same parameters it is the
+    # same game, so until the network learns again game 0 explores like the others.
+    problem = generate(2, num_instructions=30, memory_fraction=0.3)
+    instance = make_instance(problem, RULES)
+    for config in (_expert(learning_rate=0.0, generations_per_chunk=1), _expert(generations_per_chunk=1)):
+        state = expert.init(instance, config, seed=0)
+        evaluations, learned = [], []
+        for _ in range(4):
+            evaluations.append(not bool(expert.begin(state, instance, config=config).explore[0]))
+            state, metrics = expert.run_chunk(state, instance, jnp.float32(0.5), config=config)
+            learned.append(bool(metrics["learned"][0]))
+            assert np.isfinite(metrics["evaluation_return"][0])  # (the last evaluation game's return)
+            assert bool(state.evaluated) == (not learned[-1])
+        # the first generation evaluates; a later one exactly when the one before it learned
+        assert evaluations == [True] + learned[:-1]
+        if config.learning_rate == 0:
+            assert evaluations == [True, False, False, False]
+        else:
+            assert any(learned[:-1])

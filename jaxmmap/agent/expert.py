@@ -4,7 +4,8 @@ Each generation (one jitted function; `run_chunk` scans `generations_per_chunk` 
 
 1. **Search in the true game** (the expert). `games` games play to their end at once (`vmap` of
    a `lax.while_loop` over the jitted game, Drop-backup on). Game 0 is the deterministic
-   evaluation game: the network's argmax policy from the first move. Every other game, once a
+   evaluation game: the network's argmax policy from the first move, played once for each
+   version of the network (until it learns again, game 0 explores too). Every other game, once a
    best game exists, restarts from a prefix of the search's *center* (with probability
    `restart_fraction`, at a uniform buffer), then follows the center's move at each buffer
    except with its own deviation rate (log-uniform in [`deviation_min`, `deviation_max`], one
@@ -12,7 +13,8 @@ Each generation (one jitted function; `run_chunk` scans `generations_per_chunk` 
    games still change only a few moves): a deviation samples the network's policy at the action temperature among the
    legal moves *other* than the center's, mixed with a uniform share (UNIFORM_SHARE). Where the
    center's move is illegal (the game has left its path) the network samples among all legal
-   moves.
+   moves. Played one after the other (large programs on a CPU), the restarted games start from
+   a fork: the center's moves replayed once, its state copied to each game at its prefix.
 2. **Two games are kept**: the best of all (what `fit` validates and writes), and the center,
    the best of the search's own games, which also moves to a game of equal return (plateaus are
    walked, not stalled on). The evaluation game counts only for the best, so the network's own
@@ -43,18 +45,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from flax import struct
 
 from jaxmmap.agent import generalist, selfplay
 from jaxmmap.agent import learner as learner_lib
 from jaxmmap.agent.algorithm import Algorithm
 from jaxmmap.agent.config import AgentConfig
-from jaxmmap.agent.networks import PolicyValueNet
+from jaxmmap.agent.expert_games import DEVIATIONS, Games, ended, network, play_search, start_search
 from jaxmmap.env import game
 from jaxmmap.env import observation as policy_lib
-from jaxmmap.env.backup import restores_together
 from jaxmmap.env.instance import Instance
-from jaxmmap.env.observation import NUM_DECISION_FEATURES, decision_features
+from jaxmmap.env.observation import NUM_DECISION_FEATURES
 from jaxmmap.env.rollout import rollout, won_returns
 from jaxmmap.solvers.base import in_slices
 
@@ -73,6 +73,11 @@ class ExpertState:
       center, center_return: the game the search explores around and its return: the best of
         the search's own games (ties move it along a plateau); the evaluation games count only
         for `best`, so what the network plays cannot pull the search into its basin.
+      evaluated: bool[] the network's argmax game with the current parameters was played: it is
+        deterministic, so until the network learns again game 0 explores like the others (on a
+        large program that game, its restores included, cost as much as all the others together).
+      evaluation_return: float32[] the return of the network's argmax game (-inf if lost; the
+        last one played: while `evaluated`, the current parameters').
       key: uint32[2] the raw PRNG key.
       moves: int32[] generations played.
     """
@@ -82,12 +87,10 @@ class ExpertState:
     best_return: jax.Array
     center: game.State
     center_return: jax.Array
+    evaluated: jax.Array
+    evaluation_return: jax.Array
     key: jax.Array
     moves: jax.Array
-
-
-def network(config: AgentConfig) -> PolicyValueNet:
-    return PolicyValueNet(config.network.decision)
 
 
 def init(instance: Instance, config: AgentConfig, *, seed: int = 0,
@@ -125,7 +128,8 @@ def _init(instance: Instance, key: jax.Array, demonstration: jax.Array | None, p
     learner = learner_lib.init(params, config)
     best, best_return = best.replace(instance=None), best_return.astype(jnp.float32)
     return ExpertState(learner=learner, best=best, best_return=best_return, center=best,
-                       center_return=best_return, key=jax.random.key_data(key),
+                       center_return=best_return, evaluated=jnp.bool_(False),
+                       evaluation_return=jnp.float32(-jnp.inf), key=jax.random.key_data(key),
                        moves=jnp.int32(0))
 
 
@@ -134,178 +138,6 @@ def temperature(config: AgentConfig, progress: jax.Array) -> jax.Array:
     p = jnp.clip(progress, 0.0, 1.0)
     return (config.init_temperature * (config.final_temperature / config.init_temperature) ** p
             ).astype(jnp.float32)
-
-
-def _move_limit(instance: Instance) -> int:
-    """Moves a game may take (Drop-backup restores replay moves; more is counted as lost)."""
-    return 8 * instance.width.shape[0] + 16
-
-
-MOVES_PER_GENERATION = 131_072  # the solver's default games keep a generation about this short
-
-
-def default_games(num_buffers: int, games: int = 64) -> int:
-    """Games per generation for a program of `num_buffers`: `games`, halved (to at least 8)
-    while a generation would play more than MOVES_PER_GENERATION moves. A generation plays every
-    game to its end, so on 11,645 buffers 64 games would take minutes per generation on a
-    2-core CPU; powers of two keep the compiled shapes few."""
-    while games > 8 and games * num_buffers > MOVES_PER_GENERATION:
-        games //= 2
-    return games
-
-
-REFERENCE_BUFFERS = 128  # deviation_min is the rate at this size or below; it scales as 1/N above
-DEVIATIONS = 16  # deviations of each game recorded for learning (the first ones)
-UNIFORM_SHARE = 0.25  # of a deviation's distribution, spread evenly over the allowed moves
-
-
-def _deviation_logits(logits: jax.Array, allowed: jax.Array, temp: jax.Array) -> jax.Array:
-    """Log-probabilities of a deviation's move: the network's policy at the temperature over the
-    allowed moves, mixed with the uniform distribution over them (UNIFORM_SHARE), so that
-    however sure the network becomes, every alternative stays in the search."""
-    p = jax.nn.softmax(jnp.where(allowed, logits / temp, -jnp.inf))
-    uniform = allowed / jnp.maximum(jnp.sum(allowed), 1)
-    mixed = (1 - UNIFORM_SHARE) * p + UNIFORM_SHARE * uniform
-    return jnp.where(allowed, jnp.log(jnp.maximum(mixed, 1e-30)), -jnp.inf)
-
-
-def deviation_range(num_buffers: jax.Array, config: AgentConfig) -> tuple[jax.Array, jax.Array]:
-    """The range of the per-game deviation rate. Above REFERENCE_BUFFERS buffers its lower end
-    scales as 1/N, so that the quietest games still change only a few moves (about
-    deviation_min * REFERENCE_BUFFERS): on a large program a fixed rate would change dozens of
-    moves of every game."""
-    scale = jnp.minimum(1.0, REFERENCE_BUFFERS / jnp.maximum(num_buffers, 1))
-    return (jnp.float32(config.deviation_min) * scale, jnp.float32(config.deviation_max))
-
-
-@struct.dataclass
-class Games:
-    """A generation's games while they are played (G = `games`; see `search`).
-
-    Attributes:
-      states: `game.State` with a leading G axis, without the instance.
-      keys: key[G] each game's key for its next move.
-      record: its first DEVIATIONS deviations: features float32[G, D, F], allowed bool[G, D, 3],
-        action int32[G, D], count int32[G].
-      prefix: int32[G] the center's moves a restarted game replays first (0: none).
-      window: int32[G] the buffers from the prefix on where it may deviate (N: all after it).
-      rate: float32[G] its deviation rate. explore: bool[G] it follows and deviates from the
-        center (False for the evaluation game 0, and for all before the first center).
-      index: int32[G] the game's number.
-    """
-
-    states: game.State
-    keys: jax.Array
-    record: dict
-    prefix: jax.Array
-    window: jax.Array
-    rate: jax.Array
-    explore: jax.Array
-    index: jax.Array
-
-
-def start_search(key: jax.Array, instance: Instance, best_return: jax.Array, *, config: AgentConfig) -> Games:
-    """One generation's games before their first move (the expert; see the module docstring)."""
-    has_best = jnp.isfinite(best_return)
-    lo, hi = deviation_range(instance.num_buffers, config)
-
-    def one(key, index):
-        k_prefix, k_restart, k_rate, k_moves, k_window = jax.random.split(key, 5)
-        explore = has_best & (index > 0)
-        restart = explore & (jax.random.uniform(k_restart) < config.restart_fraction)
-        prefix = jnp.where(restart, jax.random.randint(k_prefix, (), 0, instance.num_buffers), 0)
-        window, low = instance.num_buffers, lo
-        if config.deviation_window:
-            k_windowed, k_window = jax.random.split(k_window)
-            n = jnp.maximum(instance.num_buffers, 1).astype(jnp.float32)
-            windowed = jax.random.uniform(k_windowed) < config.deviation_window
-            window = jnp.where(windowed, jnp.exp(jax.random.uniform(k_window, maxval=jnp.log(n))).astype(jnp.int32) + 1,
-                               instance.num_buffers)
-            low = jnp.minimum(hi, lo * n / window)
-        rate = jnp.exp(jax.random.uniform(k_rate, minval=jnp.log(low), maxval=jnp.log(hi)))
-        record = dict(features=jnp.zeros((DEVIATIONS, NUM_DECISION_FEATURES), jnp.float32),
-                      allowed=jnp.zeros((DEVIATIONS, 3), bool),
-                      action=jnp.zeros(DEVIATIONS, jnp.int32), count=jnp.int32(0))
-        return Games(states=game.init(instance, backup=True).replace(instance=None), keys=k_moves,
-                     record=record, prefix=prefix, window=jnp.int32(window), rate=rate, explore=explore, index=index)
-
-    return jax.vmap(one)(jax.random.split(key, config.games), jnp.arange(config.games))
-
-
-def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Context, best: game.State,
-                temp: jax.Array, moves, *, config: AgentConfig, one_by_one: bool | None = None) -> Games:
-    """At most `moves` more moves of each game of `start_search` (one compile for any count, so
-    that a generation can be played in slices on a clock): the center's move, a deviation
-    sampled from the network, or (game 0) the network's argmax; each deviation is recorded.
-    `one_by_one` plays the games one after the other (default: `games_one_by_one`); the games
-    are the same either way."""
-    net = network(config)
-    n = instance.width.shape[0]
-    best_actions = best.board.action
-    limit = _move_limit(instance)
-
-    def one(game_state, key, record, prefix, window, rate, explore, index):
-        until = game_state.moves + moves
-
-        def cond(carry):
-            state = carry[0]
-            return ~state.done & (state.moves < limit) & (state.moves < until)
-
-        def body(carry):
-            state, key, record = carry
-            key, k_dev, k_act = jax.random.split(key, 3)
-            phi = decision_features(state, ctx)
-            logits = net.apply(params, phi[None])[0][0]
-            legal = game.legal_action_mask(state)
-            i = state.board.cursor
-            b = best_actions[jnp.minimum(i, n - 1)]
-            on_path = explore & legal[b]
-            outside = (i < prefix) | (i >= prefix + window)
-            keep = on_path & (outside | (jax.random.uniform(k_dev) >= rate))
-            other = legal & ~((jnp.arange(3) == b) & on_path & (jnp.sum(legal) > 1))
-            sampled = jax.random.categorical(k_act, _deviation_logits(logits, other, temp))
-            greedy = jnp.argmax(jnp.where(legal, logits, -jnp.inf))
-            action = jnp.where(keep, b, jnp.where(index == 0, greedy, sampled))
-            deviated = on_path & ~keep & (jnp.sum(other) > 1) & (record["count"] < DEVIATIONS)
-            at = jnp.minimum(record["count"], DEVIATIONS - 1)
-            write = lambda table, value: jnp.where(deviated, table.at[at].set(value), table)  # noqa: E731
-            record = dict(features=write(record["features"], phi),
-                          allowed=write(record["allowed"], other),
-                          action=write(record["action"], action.astype(jnp.int32)),
-                          count=record["count"] + deviated)
-            return game.step(state, action.astype(jnp.int32)), key, record
-
-        state, key, record = jax.lax.while_loop(cond, body, (game_state.replace(instance=instance), key, record))
-        return state.replace(instance=None), key, record
-
-    args = (games.states, games.keys, games.record, games.prefix, games.window, games.rate, games.explore,
-            games.index)
-    if one_by_one is None:
-        one_by_one = games_one_by_one(n)
-    if one_by_one:  # each game's loop unbatched: no move selects over every game's state
-        states, keys, record = jax.lax.map(lambda a: one(*a), args)
-    else:
-        with restores_together():  # (the games share the center's prefix: they restore together)
-            states, keys, record = jax.vmap(one)(*args)
-    return games.replace(states=states, keys=keys, record=record)
-
-
-#: Padded buffers above which, on a CPU, a generation plays its games one after the other.
-ONE_BY_ONE_ABOVE = 1024
-
-
-def games_one_by_one(buffers: int) -> bool:
-    """Whether a generation's games on a program of `buffers` (padded) buffers play one after
-    the other (`lax.map`) rather than as one batch (`vmap`): on a CPU above ONE_BY_ONE_ABOVE.
-    A batched loop runs until its last game ends, and each of its moves selects every game's
-    state (whose size grows with the program) between the old and the new; a game alone updates
-    its state in place. An accelerator runs the batch's games in parallel: it keeps `vmap`."""
-    return jax.default_backend() == "cpu" and buffers > ONE_BY_ONE_ABOVE
-
-
-def ended(games: Games, instance: Instance) -> jax.Array:
-    """bool[G]: the games that will make no more move."""
-    return games.states.done | (games.states.moves >= _move_limit(instance))
 
 
 def loss(params, batch: dict[str, jax.Array], *, config: AgentConfig):
@@ -355,7 +187,7 @@ def _keys(state: ExpertState):
 
 def begin(state: ExpertState, instance: Instance, *, config: AgentConfig) -> Games:
     """A generation's games before their first move."""
-    return start_search(_keys(state)[1], instance, state.center_return, config=config)
+    return start_search(_keys(state)[1], instance, state.center_return, config=config, evaluate=~state.evaluated)
 
 
 def play(state: ExpertState, games: Games, instance: Instance, progress: jax.Array, moves, *,
@@ -378,7 +210,8 @@ def end(state: ExpertState, games: Games, instance: Instance, progress: jax.Arra
     # plateaus instead of stalling on them); the best is the best of all games.
     # Before the first center, the evaluation game (the greedy policy, at first) may seed it: on
     # a large program the first generation's sampled games are far below it.
-    explored = jnp.where(jnp.isfinite(state.center_return), returns.at[0].set(-jnp.inf), returns)
+    evaluation = ~games.explore[0]  # (game 0 was the network's argmax game)
+    explored = jnp.where(jnp.isfinite(state.center_return) & evaluation, returns.at[0].set(-jnp.inf), returns)
     top = jnp.argmax(explored)
     moved = explored[top] >= state.center_return
     center = pick(moved, top, state.center)
@@ -406,9 +239,12 @@ def end(state: ExpertState, games: Games, instance: Instance, progress: jax.Arra
                "lost": jnp.sum(~won, dtype=jnp.int32),
                "return_sum": jnp.sum(jnp.where(won, returns, 0.0)),
                "best_return": best_return, "temperature": temp,
-               "evaluation_return": returns[0], "moves": jnp.sum(finals.moves)}
+               "moves": jnp.sum(finals.moves)}
+    evaluation_return = jnp.where(evaluation, returns[0], state.evaluation_return)
+    metrics["evaluation_return"] = evaluation_return
     new = ExpertState(learner=learner, best=best, best_return=best_return, center=center,
-                      center_return=center_return, key=jax.random.key_data(key),
+                      center_return=center_return, evaluated=(state.evaluated | evaluation) & ~learned,
+                      evaluation_return=evaluation_return, key=jax.random.key_data(key),
                       moves=state.moves + 1)
     return new, metrics
 

@@ -21,7 +21,7 @@ from jaxmmap.agent import generalist as generalist_lib
 from jaxmmap.agent import guide as guide_lib
 from jaxmmap.agent import search
 from jaxmmap.agent.config import MODES, AgentConfig
-from jaxmmap.agent.expert import default_games
+from jaxmmap.agent.expert_games import default_games
 from jaxmmap.agent.loop import agent_config, fit
 from jaxmmap.agent.networks import NetworkConfig
 from jaxmmap.core.problem import Problem
