@@ -71,7 +71,7 @@ def deviation_range(num_buffers: jax.Array, config: AgentConfig) -> tuple[jax.Ar
 
 @struct.dataclass
 class Games:
-    """A generation's games while they are played (G = `games`; see `search`).
+    """A generation's games while they are played (G = `games`; see `start_search`).
 
     Attributes:
       states: `game.State` with a leading G axis, without the instance.
@@ -79,10 +79,12 @@ class Games:
         so a game started from the fork below draws what it would have replaying its prefix.
       record: its first DEVIATIONS deviations: features float32[G, D, F], allowed bool[G, D, 3],
         action int32[G, D], count int32[G].
-      prefix: int32[G] the center's moves a restarted game replays first (0: none).
+      prefix: int32[G] the center's moves a restarted game follows first (0: none), replayed by
+        the game itself in a batch, taken from the fork one by one.
       window: int32[G] the buffers from the prefix on where it may deviate (N: all after it).
       rate: float32[G] its deviation rate. explore: bool[G] it follows and deviates from the
-        center (False for the evaluation game 0, and for all before the first center).
+        center (False for the evaluation game 0, where it is played, and for all before the
+        first center).
       index: int32[G] the game's number.
       ready: bool[G] the game may move: played one by one, a restarted game waits until the
         fork reaches its prefix (those without one are ready at once).
