@@ -149,7 +149,6 @@ def fork(games: Games, instance: Instance, best: game.State, moves) -> Games:
     best_actions = best.board.action
     limit = _move_limit(instance)
     begun = games.fork.moves
-    waiting_prefix = lambda ready: jnp.where(ready, n + 1, games.prefix)  # noqa: E731
 
     def stuck(state):
         b = best_actions[jnp.minimum(state.board.cursor, n - 1)]
@@ -171,7 +170,7 @@ def fork(games: Games, instance: Instance, best: game.State, moves) -> Games:
     def body(carry):  # (one game a turn, in the order of their prefixes: the states are written
         # G times a generation, not looked at every move)
         state, states, ready = carry
-        g = jnp.argmin(waiting_prefix(ready))
+        g = jnp.argmin(jnp.where(ready, n + 1, games.prefix))  # (the next waiting game's prefix)
         state = advance(state, games.prefix[g])
         here, arrived, ended_here = state.replace(instance=None), state.board.cursor == games.prefix[g], stuck(state)
         states = jax.lax.cond(
@@ -204,7 +203,7 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
             return ready & ~state.done & (state.moves < limit) & (state.moves - game_state.moves < moves)
 
         def body(carry):
-            state, key, record = carry
+            state, record = carry
             k_dev, k_act = jax.random.split(jax.random.fold_in(key, state.moves))
             phi = decision_features(state, ctx)
             logits = net.apply(params, phi[None])[0][0]
@@ -225,10 +224,10 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
                           allowed=write(record["allowed"], other),
                           action=write(record["action"], action.astype(jnp.int32)),
                           count=record["count"] + deviated)
-            return game.step(state, action.astype(jnp.int32)), key, record
+            return game.step(state, action.astype(jnp.int32)), record
 
-        state, key, record = jax.lax.while_loop(cond, body, (game_state.replace(instance=instance), key, record))
-        return state.replace(instance=None), key, record
+        state, record = jax.lax.while_loop(cond, body, (game_state.replace(instance=instance), record))
+        return state.replace(instance=None), record
 
     if one_by_one is None:
         one_by_one = games_one_by_one(n)
@@ -238,10 +237,10 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
     args = (games.states, games.keys, games.record, games.prefix, games.window, games.rate, games.explore,
             games.index, games.ready | (not one_by_one))
     if one_by_one:
-        states, _, record = jax.lax.map(lambda a: one(*a), args)
+        states, record = jax.lax.map(lambda a: one(*a), args)
     else:  # (a batch runs until its last game ends: starting some later would not shorten it)
         with restores_together():  # (the games share the center's prefix: they restore together)
-            states, _, record = jax.vmap(one)(*args)
+            states, record = jax.vmap(one)(*args)
     return games.replace(states=states, record=record)
 
 
