@@ -28,7 +28,7 @@ _COUNTS = ("games", "num_simulations", "replay_size", "batch_size", "unroll_step
 _FRACTIONS = ("dirichlet_fraction", "dirichlet_alpha", "init_temperature", "final_temperature",
               "temperature_decay", "discount", "learning_rate", "weight_decay", "reanalyse_fraction",
               "demonstration_fraction", "value_loss_weight", "entropy_weight", "restart_fraction",
-              "deviation_min", "deviation_max", "deviation_window")
+              "deviation_min", "deviation_max", "deviation_window", "directed_share", "direction_scale")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +60,12 @@ class AgentConfig:
         rises as the window shrinks, so that a window holds a deviation or more) and follow
         the center after it: a local ruin and recreate. The others may deviate anywhere after
         their prefix.
+      directed_share, direction_scale: the share of the expert's games whose deviations follow
+        one random direction of their own instead of a rate: a game plays the argmax of the
+        network's logits, plus a linear function of the decision's features drawn for the game
+        (its weights normal, scaled by a per-game factor log-uniform in [scale / 3, 3 * scale]),
+        plus a bonus of 1 for the center's move, as an ES population member plays around its
+        plan; its deviations are then the decisions whose features lean its way.
       stagger: game g of the first batch starts g * N / games moves late, so that the replay
         holds all phases of the game from the start instead of one band of moves.
     Learning:
@@ -127,6 +133,8 @@ class AgentConfig:
     deviation_min: float = 0.02
     deviation_max: float = 0.6
     deviation_window: float = 0.5
+    directed_share: float = 0.9
+    direction_scale: float = 0.1
     elites: int = 4
     learner_steps: int = 4
     generations_per_chunk: int = 4
@@ -155,6 +163,10 @@ class AgentConfig:
             raise ValueError("reanalyse_fraction must be in [0, 1]")
         if not 0 <= self.deviation_window <= 1:
             raise ValueError("deviation_window must be in [0, 1]")
+        if not 0 <= self.directed_share <= 1:
+            raise ValueError("directed_share must be in [0, 1]")
+        if not self.direction_scale > 0:
+            raise ValueError("direction_scale must be > 0")
         if not 0 < self.deviation_min <= self.deviation_max <= 1:
             raise ValueError("need 0 < deviation_min <= deviation_max <= 1")
         if self.mode == "expert" and not 1 <= self.elites <= self.games:

@@ -1,7 +1,7 @@
 """The expert's games: one generation's search in the true game (`jaxmmap.agent.expert`, step 1).
 
 `start_search` draws a generation's games (the evaluation game, restarts from a prefix of the
-center, deviation rates and windows), `play_search` plays them on, at most a given number of
+center, deviation rates and windows, the directed games' directions), `play_search` plays them on, at most a given number of
 moves at a time (so that a generation can be played in slices on a clock), and `ended` tells
 which have ended. Played one after the other (`games_one_by_one`: large programs on a CPU), the
 restarted games start from the `fork`, the center's moves replayed once a generation, instead of
@@ -20,7 +20,7 @@ from jaxmmap.env import game
 from jaxmmap.env import observation as policy_lib
 from jaxmmap.env.backup import restores_together
 from jaxmmap.env.instance import Instance
-from jaxmmap.env.observation import NUM_DECISION_FEATURES, decision_features
+from jaxmmap.env.observation import NUM_DECISION_FEATURES, NUM_FEATURES, decision_features
 
 
 def network(config: AgentConfig) -> PolicyValueNet:
@@ -48,6 +48,7 @@ def default_games(num_buffers: int, games: int = 64) -> int:
 REFERENCE_BUFFERS = 128  # deviation_min is the rate at this size or below; it scales as 1/N above
 DEVIATIONS = 16  # deviations of each game recorded for learning (the first ones)
 UNIFORM_SHARE = 0.25  # of a deviation's distribution, spread evenly over the allowed moves
+CENTER_BONUS = 1.0  # a directed game's score of the center's move (ES's plan weight at its start)
 
 
 def _deviation_logits(logits: jax.Array, allowed: jax.Array, temp: jax.Array) -> jax.Array:
@@ -85,6 +86,8 @@ class Games:
       rate: float32[G] its deviation rate. explore: bool[G] it follows and deviates from the
         center (False for the evaluation game 0, where it is played, and for all before the
         first center).
+      direction: float32[G, NUM_FEATURES + 1, 3] a directed game's weights (ES's features and a
+        bias, per action; all zero: the game deviates at its rate instead).
       index: int32[G] the game's number.
       ready: bool[G] the game may move: played one by one, a restarted game waits until the
         fork reaches its prefix (those without one are ready at once).
@@ -100,6 +103,7 @@ class Games:
     window: jax.Array
     rate: jax.Array
     explore: jax.Array
+    direction: jax.Array
     index: jax.Array
     ready: jax.Array
     fork: game.State
@@ -114,7 +118,7 @@ def start_search(key: jax.Array, instance: Instance, best_return: jax.Array, *, 
     lo, hi = deviation_range(instance.num_buffers, config)
 
     def one(key, index):
-        k_prefix, k_restart, k_rate, k_moves, k_window = jax.random.split(key, 5)
+        k_prefix, k_restart, k_rate, k_moves, k_window, k_directed = jax.random.split(key, 6)
         explore = has_best & ((index > 0) | ~jnp.asarray(evaluate))
         restart = explore & (jax.random.uniform(k_restart) < config.restart_fraction)
         prefix = jnp.where(restart, jax.random.randint(k_prefix, (), 0, instance.num_buffers), 0)
@@ -127,11 +131,15 @@ def start_search(key: jax.Array, instance: Instance, best_return: jax.Array, *, 
                                instance.num_buffers)
             low = jnp.minimum(hi, lo * n / window)
         rate = jnp.exp(jax.random.uniform(k_rate, minval=jnp.log(low), maxval=jnp.log(hi)))
+        k_share, k_scale, k_direction = jax.random.split(k_directed, 3)
+        directed = explore & (jax.random.uniform(k_share) < config.directed_share)
+        scale = config.direction_scale * jnp.exp(jax.random.uniform(k_scale, minval=-jnp.log(3.0), maxval=jnp.log(3.0)))
+        direction = jnp.where(directed, scale, 0.0) * jax.random.normal(k_direction, (NUM_FEATURES + 1, 3))
         record = dict(features=jnp.zeros((DEVIATIONS, NUM_DECISION_FEATURES), jnp.float32),
                       allowed=jnp.zeros((DEVIATIONS, 3), bool),
                       action=jnp.zeros(DEVIATIONS, jnp.int32), count=jnp.int32(0))
         return (game.init(instance, backup=True).replace(instance=None), k_moves, record, prefix,
-                jnp.int32(window), rate, explore, index, prefix == 0)
+                jnp.int32(window), rate, explore, direction, index, prefix == 0)
 
     fields = jax.vmap(one)(jax.random.split(key, config.games), jnp.arange(config.games))
     return Games(*fields, fork=game.init(instance, backup=True).replace(instance=None))
@@ -189,7 +197,8 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
                 temp: jax.Array, moves, *, config: AgentConfig, one_by_one: bool | None = None) -> Games:
     """At most `moves` more moves of each game of `start_search` (one compile for any count, so
     that a generation can be played in slices on a clock): the center's move, a deviation
-    sampled from the network, or (game 0) the network's argmax; each deviation is recorded.
+    sampled from the network, a directed game's argmax, or (game 0) the network's argmax; each
+    deviation is recorded.
     `one_by_one` plays the games one after the other (default: `games_one_by_one`); the games
     are the same either way."""
     net = network(config)
@@ -197,7 +206,9 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
     best_actions = best.board.action
     limit = _move_limit(instance)
 
-    def one(game_state, key, record, prefix, window, rate, explore, index, ready):
+    def one(game_state, key, record, prefix, window, rate, explore, direction, index, ready):
+        directed = jnp.any(direction != 0)
+
         def cond(carry):
             state = carry[0]
             return ready & ~state.done & (state.moves < limit) & (state.moves - game_state.moves < moves)
@@ -217,7 +228,12 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
             sampled = jax.random.categorical(k_act, _deviation_logits(logits, other, temp))
             greedy = jnp.argmax(jnp.where(legal, logits, -jnp.inf))
             action = jnp.where(keep, b, jnp.where((index == 0) & ~explore, greedy, sampled))
-            deviated = on_path & ~keep & (jnp.sum(other) > 1) & (record["count"] < DEVIATIONS)
+            # (a directed game: ES's member around the center, the network's logits its mean)
+            leaning = logits + jnp.append(phi[:NUM_FEATURES], 1.0) @ direction + CENTER_BONUS * (
+                (jnp.arange(3) == b) & on_path)
+            led = jnp.where(on_path & outside, b, jnp.argmax(jnp.where(legal, leaning, -jnp.inf)))
+            action = jnp.where(directed, led, action)
+            deviated = on_path & (action != b) & (jnp.sum(other) > 1) & (record["count"] < DEVIATIONS)
             at = jnp.minimum(record["count"], DEVIATIONS - 1)
             write = lambda table, value: jnp.where(deviated, table.at[at].set(value), table)  # noqa: E731
             record = dict(features=write(record["features"], phi),
@@ -235,7 +251,7 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
         # restarted games start from the fork instead of replaying their prefixes
         games = fork(games, instance, best, moves)
     args = (games.states, games.keys, games.record, games.prefix, games.window, games.rate, games.explore,
-            games.index, games.ready | (not one_by_one))
+            games.direction, games.index, games.ready | (not one_by_one))
     if one_by_one:
         states, record = jax.lax.map(lambda a: one(*a), args)
     else:  # (a batch runs until its last game ends: starting some later would not shorten it)

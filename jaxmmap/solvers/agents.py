@@ -96,9 +96,8 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     progress bar (on stderr); `workdir` keeps the run's logs and checkpoints there and resumes
     from them (`agent.loop.fit`; train.py).
 
-    Without a `games` option the expert mode plays `default_games(N)`: 64, fewer on
-    programs of more than 2,048 buffers, where a chunk is also one generation (the clock is
-    looked at after each) unless `generations_per_chunk` is given.
+    Without a `games` option the expert mode plays `default_games(N)`: 64, fewer above 2,048
+    buffers, where a chunk is one generation (the clock looked at after each) by default.
 
     On larger programs the expert mode first plays its start as single games
     (`_first_game`: greedy's game, and with `pretrained` the shipped network's too), its first
@@ -453,6 +452,8 @@ AGENT_OPTIONS = {
     "deviation_min": Option(float, "(0, 1]", "lowest deviation rate of an expert's game"),
     "deviation_max": Option(float, "(0, 1]", "highest deviation rate of an expert's game"),
     "deviation_window": Option(float, _SHARE, "share of the expert's games that deviate inside a window only"),
+    "directed_share": Option(float, _SHARE, "share of the expert's games that deviate along a random direction"),
+    "direction_scale": Option(float, "(0, inf)", "typical scale of a directed game's direction"),
     "elites": Option(int, _COUNT, "games of a generation the network learns from (expert mode)"),
     "learner_steps": Option(int, _COUNT, "learner steps per generation (expert mode)"),
     "generations_per_chunk": Option(int, _COUNT, "generations in one jitted chunk (expert mode)"),
