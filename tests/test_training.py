@@ -29,6 +29,8 @@ from jaxmmap.agent.loop import agent_config as config_from_dict
 from jaxmmap.agent.loop import fit
 from jaxmmap.agent.networks import make_networks
 from jaxmmap.env import game, observation
+from jaxmmap.env.rollout import random_policy, rollout
+from jaxmmap.solvers.evolution import policy
 from jaxmmap.solvers.exhaustive import exhaustive
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -322,6 +324,49 @@ def test_a_generations_games_one_by_one_are_its_batched_games():
     assert not expert_games.games_one_by_one(expert_games.ONE_BY_ONE_ABOVE)
 
 
+@pytest.mark.xdist_group("expert")
+def test_a_directed_game_is_an_es_member_around_the_center():
+    # A directed game plays the argmax of the network's logits (a fresh network's: greedy's
+    # scores, ES's start), plus its own linear function of ES's features, plus CENTER_BONUS on
+    # the center's move: ES's policy with the center as its plan, its weights moved by the game's
+    # direction, plays the same game, move for move. With a large direction the games differ,
+    # and each recorded deviation is a move other than the center's.
+    problem = generate(3, num_instructions=200, memory_fraction=0.3)
+    instance = make_instance(problem, RULES)
+    n = problem.num_buffers
+    center = rollout(instance, jax.random.key(1), random_policy, backup=True)  # (far from greedy's)
+    plan = jnp.asarray(center.board.action)
+    ctx = observation.context(instance)
+
+    @jax.jit
+    def es_member(direction):
+        params = policy.init_params(jax.random.key(0), plan_weight=expert_games.CENTER_BONUS)
+        params = {**params, "w": params["w"] + direction[:-1], "b": params["b"] + direction[-1]}
+        return rollout(instance, jax.random.key(0), policy.make_policy(params, ctx, plan=plan), backup=True)
+
+    for scale in (1e-6, 1.0):
+        config = _expert(games=16, directed_share=1.0, direction_scale=scale, restart_fraction=0.0,
+                         deviation_window=0.0)
+        state = expert.init(instance, config, seed=0, demonstration=np.asarray(plan)[:n])
+        games = expert.begin(state, instance, config=config)
+        explore = np.asarray(games.explore)
+        assert explore[1:].all() and (np.abs(np.asarray(games.direction))[explore].max(axis=(1, 2)) > 0).all()
+        games = expert.play(state, games, instance, jnp.float32(0.0), jnp.int32(2 ** 31 - 1), config=config)
+        actions = np.asarray(games.states.board.action)[explore][:, :n]
+        if scale < 1:
+            es = [np.asarray(es_member(d).board.action)[:n] for d in np.asarray(games.direction)[explore]]
+            assert (actions == np.stack(es)).all()
+            assert (actions != np.asarray(plan)[:n]).sum(axis=1).min() > 5
+            continue
+        assert len({row.tobytes() for row in actions}) > len(actions) // 2
+        count = np.asarray(games.record["count"])[explore]
+        assert (count > 0).all()
+        recorded = np.arange(expert_games.DEVIATIONS)[None, :] < count[:, None]
+        made = np.take_along_axis(np.asarray(games.record["allowed"])[explore],
+                                  np.asarray(games.record["action"])[explore][..., None], axis=2)[..., 0]
+        assert made[recorded].all()
+
+
 def test_the_expert_solver_plays_fewer_games_per_generation_on_large_programs():
     sizes = [127, 1189, 2048, 3277, 11645, 50000]
     assert [expert_games.default_games(n) for n in sizes] == [64, 64, 64, 32, 8, 8]
@@ -490,21 +535,25 @@ def test_configs_and_the_paper_table():
 @pytest.mark.xdist_group("expert")
 def test_the_evaluation_game_is_played_once_for_each_version_of_the_network():
     # The network's argmax game is deterministic: played again with the same parameters it is the
-    # same game, so until the network learns again game 0 explores like the others.
+    # same game, so until the network learns again game 0 explores like the others; and however
+    # often it learns, the next evaluation waits EVALUATION_GAP generations.
     problem = generate(2, num_instructions=30, memory_fraction=0.3)
     instance = make_instance(problem, RULES)
+    gap = expert.EVALUATION_GAP
     for config in (_expert(learning_rate=0.0, generations_per_chunk=1), _expert(generations_per_chunk=1)):
         state = expert.init(instance, config, seed=0)
-        evaluations, learned = [], []
-        for _ in range(4):
+        evaluations, learned, last, since = [], [], -gap, False
+        for g in range(2 * gap + 4):
             evaluations.append(not bool(expert.begin(state, instance, config=config).explore[0]))
             state, metrics = expert.run_chunk(state, instance, jnp.float32(0.5), config=config)
             learned.append(bool(metrics["learned"][0]))
             assert np.isfinite(metrics["evaluation_return"][0])  # (the last evaluation game's return)
-            assert bool(state.evaluated) == (not learned[-1])
-        # the first generation evaluates; a later one exactly when the one before it learned
-        assert evaluations == [True] + learned[:-1]
+            # the first generation evaluates; a later one once the network learned since the last
+            # evaluation and the gap has passed
+            assert evaluations[-1] == (g == 0 or (since and g - last >= gap))
+            last, since = (g, learned[-1]) if evaluations[-1] else (last, since or learned[-1])
+            assert bool(state.evaluated) == (not since)
         if config.learning_rate == 0:
-            assert evaluations == [True, False, False, False]
+            assert evaluations == [True] + [False] * (2 * gap + 3)
         else:
-            assert any(learned[:-1])
+            assert sum(evaluations) >= 2 and sum(learned) > 2 * sum(evaluations)

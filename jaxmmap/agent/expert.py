@@ -4,8 +4,8 @@ Each generation (one jitted function; `run_chunk` scans `generations_per_chunk` 
 
 1. **Search in the true game** (the expert). `games` games play to their end at once (`vmap` of
    a `lax.while_loop` over the jitted game, Drop-backup on). Game 0 is the deterministic
-   evaluation game: the network's argmax policy from the first move, played once for each
-   version of the network (until it learns again, game 0 explores too). Every other game, once a
+   evaluation game: the network's argmax policy from the first move, played again only once the
+   network has learned and EVALUATION_GAP generations have passed (else game 0 explores too). Every other game, once a
    best game exists, restarts from a prefix of the search's *center* (with probability
    `restart_fraction`, at a uniform buffer), then follows the center's move at each buffer
    except with its own deviation rate (log-uniform in [`deviation_min`, `deviation_max`], one
@@ -63,6 +63,10 @@ from jaxmmap.env.observation import NUM_DECISION_FEATURES
 from jaxmmap.env.rollout import rollout, won_returns
 from jaxmmap.solvers.base import in_slices
 
+#: Generations at least between two evaluation games: with directed games the network learns in
+#: most generations, and at 9,028 buffers its argmax game made as many moves as 9 others.
+EVALUATION_GAP = 16
+
 METRICS = ("loss", "policy_loss", "value_loss", "reward_loss", "grad_norm", "value_target")
 
 
@@ -81,6 +85,8 @@ class ExpertState:
       evaluated: bool[] the network's argmax game with the current parameters was played: it is
         deterministic, so until the network learns again game 0 explores like the others (at
         9,028 buffers that game, its restores included, made more moves than the 7 others).
+      evaluated_at: int32[] the generation of the last evaluation game (-EVALUATION_GAP before
+        the first): the next waits EVALUATION_GAP generations, however often the network learns.
       evaluation_return: float32[] the return of the network's argmax game (-inf if lost; the
         last one played: while `evaluated`, the current parameters').
       key: uint32[2] the raw PRNG key.
@@ -93,6 +99,7 @@ class ExpertState:
     center: game.State
     center_return: jax.Array
     evaluated: jax.Array
+    evaluated_at: jax.Array
     evaluation_return: jax.Array
     key: jax.Array
     moves: jax.Array
@@ -133,7 +140,7 @@ def _init(instance: Instance, key: jax.Array, demonstration: jax.Array | None, p
     learner = learner_lib.init(params, config)
     best, best_return = best.replace(instance=None), best_return.astype(jnp.float32)
     return ExpertState(learner=learner, best=best, best_return=best_return, center=best,
-                       center_return=best_return, evaluated=jnp.bool_(False),
+                       center_return=best_return, evaluated=jnp.bool_(False), evaluated_at=jnp.int32(-EVALUATION_GAP),
                        evaluation_return=jnp.float32(-jnp.inf), key=jax.random.key_data(key),
                        moves=jnp.int32(0))
 
@@ -192,7 +199,8 @@ def _keys(state: ExpertState):
 
 def begin(state: ExpertState, instance: Instance, *, config: AgentConfig) -> Games:
     """A generation's games before their first move."""
-    return start_search(_keys(state)[1], instance, state.center_return, config=config, evaluate=~state.evaluated)
+    evaluate = ~state.evaluated & (state.moves - state.evaluated_at >= EVALUATION_GAP)
+    return start_search(_keys(state)[1], instance, state.center_return, config=config, evaluate=evaluate)
 
 
 def play(state: ExpertState, games: Games, instance: Instance, progress: jax.Array, moves, *,
@@ -249,6 +257,7 @@ def end(state: ExpertState, games: Games, instance: Instance, progress: jax.Arra
     metrics["evaluation_return"] = evaluation_return
     new = ExpertState(learner=learner, best=best, best_return=best_return, center=center,
                       center_return=center_return, evaluated=(state.evaluated | evaluation) & ~learned,
+                      evaluated_at=jnp.where(evaluation, state.moves, state.evaluated_at),
                       evaluation_return=evaluation_return, key=jax.random.key_data(key),
                       moves=state.moves + 1)
     return new, metrics
