@@ -5,10 +5,10 @@ Each generation (one jitted function; `run_chunk` scans `generations_per_chunk` 
 1. **Search in the true game** (the expert). `games` games play to their end at once (`vmap` of
    a `lax.while_loop` over the jitted game, Drop-backup on). Game 0 is the deterministic
    evaluation game: the network's argmax policy from the first move, played again only once the
-   network has learned and EVALUATION_GAP generations have passed (else game 0 explores too). Every other game, once a
-   best game exists, restarts from a prefix of the search's *center* (with probability
-   `restart_fraction`, at a uniform buffer), then follows the center's move at each buffer
-   except with its own deviation rate (log-uniform in [`deviation_min`, `deviation_max`], one
+   network has learned and EVALUATION_GAP generations have passed (else game 0 explores too).
+   Every other game, once a best game exists, restarts from a prefix of the search's *center*
+   (with probability `restart_fraction`, at a uniform buffer), then follows the center's move at
+   each buffer except with its own deviation rate (log-uniform in [`deviation_min`, `deviation_max`], one
    per game; above REFERENCE_BUFFERS buffers the lower end scales as 1/N, so that the quietest
    games still change only a few moves): a deviation samples the network's policy at the action temperature among the
    legal moves *other* than the center's, mixed with a uniform share (UNIFORM_SHARE). Where the
