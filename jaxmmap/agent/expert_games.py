@@ -3,9 +3,10 @@
 `start_search` draws a generation's games (the evaluation game, restarts from a prefix of the
 center, deviation rates and windows, the directed games' directions), `play_search` plays them
 on, at most a given number of moves at a time (so that a generation can be played in slices on a
-clock), and `ended` tells which have ended. Played one after the other (`games_one_by_one`: large programs on a CPU), the
-restarted games start from the `fork`, the center's moves replayed once a generation, instead of
-replaying their prefixes: the same games, move for move, for one replay instead of one each.
+clock), and `ended` tells which have ended. Played one after the other (`games_one_by_one`: large
+programs on a CPU), the restarted games start from the `fork`, the center's moves replayed once a
+generation, instead of replaying their prefixes: the same games, move for move, for one replay
+instead of one each.
 """
 
 from __future__ import annotations
