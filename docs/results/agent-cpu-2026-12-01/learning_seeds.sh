@@ -23,3 +23,12 @@ run() {  # CORE NAME SEED LEARNING_RATE
 (for s in 0 1 2; do run 1 lr3e4 $s 0.0003; done; run 1 lr3e5 0 0.00003) &
 wait
 python "$(dirname "$0")/learning_collect.py" > learning_seeds.txt
+# Where the generations go: the seed-0 runs at 8,999 buffers again, frozen and at 1e-3, each with a
+# workdir (its metrics.jsonl); learning_generations.txt: python learning_generations.py wd-frozen wd-learn
+for v in "frozen 0.0 0" "learn 0.001 1"; do set -- $v
+  taskset -c $3 python -m jaxmmap solve tune-2002.json.gz --solver muzero --budget 200 --seed 0 --no-place \
+    --placement deferred --copy-supply early --baseline-budget 0 --json --option learning_rate=$2 \
+    --option workdir=\"wd-$1\" -o wd-$1.sol.json.gz > wd-$1.json 2> wd-$1.log &
+done
+wait
+python "$(dirname "$0")/learning_generations.py" wd-frozen wd-learn > learning_generations.txt
