@@ -66,8 +66,10 @@ def measure(size: int, source: str, moves: int) -> dict:
         t0 = time.perf_counter()
         improved = place(problem, raw, rules=rules, budget_s=600, moves=moves)
         tried = (improved.metadata.get("moves") or [0, moves])[1]
-        row.update(moved=improved.ret, move_s=(time.perf_counter() - t0 - t_place) / max(tried, 1),
-                   digest=_digest(improved))
+        # (the placement's own time subtracted: on a small program its noise can exceed the moves',
+        # so the time a move is floored at a microsecond rather than going to zero or below)
+        spent = time.perf_counter() - t0 - t_place
+        row.update(moved=improved.ret, move_s=max(spent / max(tried, 1), 1e-6), digest=_digest(improved))
     return row
 
 
