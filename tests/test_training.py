@@ -326,11 +326,11 @@ def test_a_generations_games_one_by_one_are_its_batched_games():
 
 @pytest.mark.xdist_group("expert")
 def test_a_directed_game_is_an_es_member_around_the_center():
-    # A directed game plays the argmax of the network's logits (a fresh network's: greedy's
-    # scores, ES's start), plus its own linear function of ES's features, plus CENTER_BONUS on
-    # the center's move: ES's policy with the center as its plan, its weights moved by the game's
-    # direction, plays the same game, move for move. With a large direction the games differ,
-    # and each recorded deviation is a move other than the center's.
+    # A directed game plays the argmax of greedy's scores (ES's start), plus its own linear
+    # function of ES's features, plus CENTER_BONUS on the center's move: ES's policy with the
+    # center as its plan, its weights moved by the game's direction, plays the same game, move
+    # for move, whatever the network has learned. With a large direction the games differ, and
+    # each recorded deviation is a move other than the center's.
     problem = generate(3, num_instructions=200, memory_fraction=0.3)
     instance = make_instance(problem, RULES)
     n = problem.num_buffers
@@ -348,6 +348,8 @@ def test_a_directed_game_is_an_es_member_around_the_center():
         config = _expert(games=16, directed_share=1.0, direction_scale=scale, restart_fraction=0.0,
                          deviation_window=0.0)
         state = expert.init(instance, config, seed=0, demonstration=np.asarray(plan)[:n])
+        learned = jax.tree.map(lambda p: p + 0.3 * jax.random.normal(jax.random.key(5), p.shape), state.learner.params)
+        state = state.replace(learner=state.learner.replace(params=learned))  # (a network that learned)
         games = expert.begin(state, instance, config=config)
         explore = np.asarray(games.explore)
         assert explore[1:].all() and (np.abs(np.asarray(games.direction))[explore].max(axis=(1, 2)) > 0).all()

@@ -218,7 +218,10 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
             state, record = carry
             k_dev, k_act = jax.random.split(jax.random.fold_in(key, state.moves))
             phi = decision_features(state, ctx)
-            logits = net.apply(params, phi[None])[0][0]
+            # (a directed game leans on greedy's scores, ES's mean, not on what the network
+            # learned: played alone, it skips the network)
+            logits = jax.lax.cond(directed, lambda: policy_lib.greedy_scores(phi),
+                                  lambda: net.apply(params, phi[None])[0][0])
             legal = game.legal_action_mask(state)
             i = state.board.cursor
             b = best_actions[jnp.minimum(i, n - 1)]
@@ -229,7 +232,7 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
             sampled = jax.random.categorical(k_act, _deviation_logits(logits, other, temp))
             greedy = jnp.argmax(jnp.where(legal, logits, -jnp.inf))
             action = jnp.where(keep, b, jnp.where((index == 0) & ~explore, greedy, sampled))
-            # (a directed game: ES's member around the center, the network's logits its mean)
+            # (a directed game: ES's member around the center, greedy's scores its mean)
             leaning = logits + jnp.append(phi[:NUM_FEATURES], 1.0) @ direction + CENTER_BONUS * (
                 (jnp.arange(3) == b) & on_path)
             led = jnp.where(on_path & outside, b, jnp.argmax(jnp.where(legal, leaning, -jnp.inf)))
