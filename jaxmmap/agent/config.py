@@ -61,8 +61,8 @@ class AgentConfig:
         the center after it: a local ruin and recreate. The others may deviate anywhere after
         their prefix.
       directed_share, direction_scale: the share of the expert's games whose deviations follow
-        one random direction of their own instead of a rate: a game plays the argmax of the
-        network's logits, plus a linear function of the decision's features drawn for the game
+        one random direction of their own instead of a rate: a game plays the argmax of
+        greedy's scores (not the network's), plus a linear function of the features drawn for the game
         (its weights normal, scaled by a per-game factor log-uniform in [scale / 3, 3 * scale]),
         plus a bonus of 1 for the center's move, as an ES population member plays around its
         plan; its deviations are then the decisions whose features lean its way.
@@ -95,7 +95,9 @@ class AgentConfig:
         (`agent.generalist.load()`, pretrained across programs), its correction at the share
         the generalist's games play with (`generalist.with_correction`: its argmax game is
         the `generalist` solver's), instead of fresh ones; its widths must be the generalist's
-        (`network.decision`).
+        (`network.decision`). The directed games do not use the network (greedy's scores
+        are their mean): it shapes the first game, the evaluation games and the games that
+        deviate at a rate.
     Execution:
       updates_per_chunk: learner steps in one jitted `lax.scan` chunk (the host logs and
         checkpoints between chunks).

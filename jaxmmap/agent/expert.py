@@ -14,10 +14,11 @@ Each generation (one jitted function; `run_chunk` scans `generations_per_chunk` 
    legal moves *other* than the center's, mixed with a uniform share (UNIFORM_SHARE). Where the
    center's move is illegal (the game has left its path) the network samples among all legal
    moves. A share of the games (`directed_share`) are *directed* instead: each draws a random
-   linear function of the features and plays the argmax of the network's logits plus that
-   function plus a bonus for the center's move (`expert_games.CENTER_BONUS`), like a member of
-   ES's population around its plan, so that its deviations are the decisions whose features lean
-   its way, coherent across the program rather than independent. Played one after the other
+   linear function of the features and plays the argmax of greedy's scores (not the network's
+   logits: what the network learns shapes the other games) plus that function plus a bonus for
+   the center's move (`expert_games.CENTER_BONUS`), like a member of ES's population around its
+   plan, so that its deviations are the decisions whose features lean its way, coherent across
+   the program rather than independent. Played one after the other
    (large programs on a CPU), the restarted games start from a fork: the center's moves replayed
    once, its state copied to each game at its prefix.
 2. **Two games are kept**: the best of all (what `fit` validates and writes), and the center,
