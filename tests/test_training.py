@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from builders import PAD, RULES, agent_config, expert_config, greedy_game, tiny
+from jax.flatten_util import ravel_pytree
 
 from jaxmmap import generate, load_solution, make_instance, validate
 from jaxmmap.agent import expert, expert_games, learner, selfplay, train
@@ -329,8 +330,10 @@ def test_a_directed_game_is_an_es_member_around_the_center():
     # A directed game plays the argmax of greedy's scores (ES's start), plus its own linear
     # function of ES's features, plus CENTER_BONUS on the center's move: ES's policy with the
     # center as its plan, its weights moved by the game's direction, plays the same game, move
-    # for move, whatever the network has learned. With a large direction the games differ, and
-    # each recorded deviation is a move other than the center's.
+    # for move, whatever the network has learned (a batch, and one by one, where a directed game
+    # skips the network), while the evaluation game plays the learned network's argmax, not
+    # greedy's. With a large direction the games differ, and each recorded deviation is a move
+    # other than the center's.
     problem = generate(3, num_instructions=200, memory_fraction=0.3)
     instance = make_instance(problem, RULES)
     n = problem.num_buffers
@@ -348,17 +351,24 @@ def test_a_directed_game_is_an_es_member_around_the_center():
         config = _expert(games=16, directed_share=1.0, direction_scale=scale, restart_fraction=0.0,
                          deviation_window=0.0)
         state = expert.init(instance, config, seed=0, demonstration=np.asarray(plan)[:n])
-        learned = jax.tree.map(lambda p: p + 0.3 * jax.random.normal(jax.random.key(5), p.shape), state.learner.params)
-        state = state.replace(learner=state.learner.replace(params=learned))  # (a network that learned)
-        games = expert.begin(state, instance, config=config)
-        explore = np.asarray(games.explore)
-        assert explore[1:].all() and (np.abs(np.asarray(games.direction))[explore].max(axis=(1, 2)) > 0).all()
-        games = expert.play(state, games, instance, jnp.float32(0.0), jnp.int32(2 ** 31 - 1), config=config)
+        flat, unravel = ravel_pytree(state.learner.params)  # (a network that learned)
+        state = state.replace(learner=state.learner.replace(
+            params=unravel(flat + 0.3 * jax.random.normal(jax.random.key(5), flat.shape))))
+        begun = expert.begin(state, instance, config=config)
+        explore = np.asarray(begun.explore)
+        assert explore[1:].all() and not explore[0]  # (game 0: the evaluation game)
+        assert (np.abs(np.asarray(begun.direction))[explore].max(axis=(1, 2)) > 0).all()
+        games = expert.play(state, begun, instance, jnp.float32(0.0), jnp.int32(2 ** 31 - 1), config=config)
         actions = np.asarray(games.states.board.action)[explore][:, :n]
         if scale < 1:
             es = [np.asarray(es_member(d).board.action)[:n] for d in np.asarray(games.direction)[explore]]
             assert (actions == np.stack(es)).all()
             assert (actions != np.asarray(plan)[:n]).sum(axis=1).min() > 5
+            evaluation = np.asarray(games.states.board.action)[0, :n]
+            assert (evaluation != np.asarray(greedy_game(instance).board.action)[:n]).sum() > 5
+            alone = expert_games.play_search(state.learner.params, begun, instance, ctx, state.center, jnp.float32(1.0),
+                                             2 ** 31 - 1, config=config, one_by_one=True)
+            assert (np.asarray(alone.states.board.action)[explore][:, :n] == actions).all()
             continue
         assert len({row.tobytes() for row in actions}) > len(actions) // 2
         count = np.asarray(games.record["count"])[explore]

@@ -37,8 +37,9 @@ class AgentConfig:
 
     Acting:
       mode: "expert" (the default: expert iteration, a search over the true game around the
-        best game with the network choosing the deviations, the network learning from the
-        elite games; `jaxmmap.agent.expert`), "muzero" (learned dynamics in the search, the
+        best game, most games directed around it by greedy's scores and the others' deviations
+        chosen by the network, the network learning from the elite games;
+        `jaxmmap.agent.expert`), "muzero" (learned dynamics in the search, the
         paper), "alphazero" (the true game in the search, learned priors and values), "mcts"
         (the true game, flat priors, no learning: the paper's first ablation), "no_search" (the
         network's policy acts alone and learns by policy gradient: the paper's second ablation).
