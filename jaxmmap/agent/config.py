@@ -63,8 +63,8 @@ class AgentConfig:
         their prefix.
       directed_share, direction_scale: the share of the expert's games whose deviations follow
         one random direction of their own instead of a rate: a game plays the argmax of
-        greedy's scores (not the network's), plus a linear function of the features drawn for the game
-        (its weights normal, scaled by a per-game factor log-uniform in [scale / 3, 3 * scale]),
+        greedy's scores (not the network's), plus a linear function of the features drawn for
+        the game (its weights normal, scaled by a per-game factor log-uniform in [scale / 3, 3 * scale]),
         plus a bonus of 1 for the center's move, as an ES population member plays around its
         plan; its deviations are then the decisions whose features lean its way.
       stagger: game g of the first batch starts g * N / games moves late, so that the replay

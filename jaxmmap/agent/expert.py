@@ -18,9 +18,9 @@ Each generation (one jitted function; `run_chunk` scans `generations_per_chunk` 
    logits: what the network learns shapes the other games) plus that function plus a bonus for
    the center's move (`expert_games.CENTER_BONUS`), like a member of ES's population around its
    plan, so that its deviations are the decisions whose features lean its way, coherent across
-   the program rather than independent. Played one after the other
-   (large programs on a CPU), the restarted games start from a fork: the center's moves replayed
-   once, its state copied to each game at its prefix.
+   the program rather than independent. Played one after the other (large programs on a CPU),
+   the restarted games start from a fork: the center's moves replayed once, its state copied to
+   each game at its prefix.
 2. **Two games are kept**: the best of all (what `fit` validates and writes), and the center,
    the best of the search's own games, which also moves to a game of equal return (plateaus are
    walked, not stalled on). The evaluation game counts only for the best, so the network's own
