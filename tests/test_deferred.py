@@ -12,7 +12,7 @@ from test_game import COLUMNS, OPTION_SETS, _actions, _reference_play, _replay
 from jaxmmap.core.problem import ProblemError, Solution, load_solution, save_solution
 from jaxmmap.core.rules import Rules
 from jaxmmap.core.validator import validate
-from jaxmmap.env import game
+from jaxmmap.env import game, packer
 from jaxmmap.env.generator import generate
 from jaxmmap.env.instance import make_instance
 from jaxmmap.env.packer import best_fit
@@ -159,3 +159,41 @@ def test_a_solution_file_keeps_its_rules(tmp_path):
     save_solution(ref.solution(), str(path))
     again = load_solution(str(path))
     assert isinstance(again, Solution) and again.rules["copy_supply"] == "early"
+
+
+def test_a_game_ending_below_its_pack_floor_is_lost():
+    # The search's shortcut (`game.step`'s `pack_floor`): a game whose return before packing is
+    # below the floor ends lost at its last move, unpacked, and one whose packings all end below
+    # it is lost too (each but the first stops early); at or below its packed return, or without
+    # a floor, it is the game it was. Packing only leaves units out, so on the generated programs
+    # (benefits >= 0, latency tables gaining from every member) what it can add is 0.
+    problem = generate(7, num_instructions=60, memory_fraction=0.3, inplace_prob=0.3, loop_prob=0.2)
+    instance = make_instance(problem, Rules(columns=128, placement="deferred", copy_supply="early"))
+    step = jax.jit(game.step)
+    init = game.init(instance, backup=True)
+
+    def play(floor):  # greedy's game, and its return after the last move before packing
+        state, unpacked = init, None
+        while not bool(state.done):
+            action = greedy_policy(jax.random.key(0), state)
+            unpacked = float(state.board.ret) + float(game.action_rewards(state)[action])
+            state = step(state, action, None if floor is None else jnp.float32(floor))
+        return state, unpacked
+
+    plain, unpacked = play(None)
+    packed = float(plain.board.ret)
+    assert bool(plain.done) and not bool(plain.lost) and packed < unpacked - 0.05  # (the packing left units out)
+    for floor in (packed, packed - 1.0, -np.inf):
+        same, _ = play(floor)
+        chex.assert_trees_all_equal(same.board, plain.board)
+    for floor in (packed + 1e-3, unpacked, unpacked + 1e-3):
+        cut, _ = play(floor)
+        assert bool(cut.done) and bool(cut.lost), floor
+    assert float(packer.dropping_gain_bound(instance)) == 0.0
+    negative = instance.replace(benefit=instance.benefit.at[3].set(-2.5))
+    assert float(packer.dropping_gain_bound(negative)) == pytest.approx(2.5)
+    k = int(np.max(np.asarray(instance.table)))
+    if k >= 0:  # a table that loses by a member it adds: its span
+        row = instance.gain[k].at[1].set(float(instance.gain[k].max()) + 7.0)
+        dented = instance.replace(gain=instance.gain.at[k].set(row))
+        assert float(packer.dropping_gain_bound(dented)) >= 7.0

@@ -29,8 +29,9 @@ from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.loop import agent_config as config_from_dict
 from jaxmmap.agent.loop import fit
 from jaxmmap.agent.networks import make_networks
+from jaxmmap.core.rules import Rules
 from jaxmmap.env import game, observation
-from jaxmmap.env.rollout import random_policy, rollout
+from jaxmmap.env.rollout import random_policy, rollout, won_returns
 from jaxmmap.solvers.evolution import policy
 from jaxmmap.solvers.exhaustive import exhaustive
 
@@ -323,6 +324,41 @@ def test_a_generations_games_one_by_one_are_its_batched_games():
     assert int(jnp.sum(played[0].states.restores)) > 0  # (restores happened)
     assert expert_games.games_one_by_one(expert_games.ONE_BY_ONE_ABOVE + 1) == (jax.default_backend() == "cpu")
     assert not expert_games.games_one_by_one(expert_games.ONE_BY_ONE_ABOVE)
+
+
+@pytest.mark.xdist_group("expert")
+def test_pruned_games_could_not_have_beaten_the_center():
+    # `play_search(prune=True)`, the default: an exploring game that played only the center's
+    # moves stops past its window (it could only replay the center); in the deferred game one
+    # whose return before packing is below the center's ends lost, unpacked. The others are the
+    # same games; played out, each stopped one is the center's game, each lost one below it. The
+    # generation's end counts a stopped game at the center's return and keeps the center.
+    problem = generate(3, num_instructions=120, memory_fraction=0.3)
+    instance = make_instance(problem, Rules(columns=32, placement="deferred", copy_supply="early"))
+    config = _expert(games=16, restart_fraction=1.0)
+    n = problem.num_buffers
+    greedy = np.asarray(greedy_game(instance).board.action)[:n]
+    state = expert.init(instance, config, seed=0, demonstration=greedy)
+    ctx = observation.context(instance)
+    games = expert.begin(state, instance, config=config)
+    played = {prune: expert_games.play_search(state.learner.params, games, instance, ctx, state.center,
+                                              jnp.float32(1.0), 2 ** 31 - 1, config=config, one_by_one=True,
+                                              prune=prune)
+              for prune in (False, True)}
+    whole, cut = (np.asarray(won_returns(played[prune].states)) for prune in (False, True))
+    copies = np.asarray(expert_games.duplicate(played[True]))
+    assert not np.asarray(expert_games.duplicate(played[False])).any()
+    assert np.asarray(expert_games.ended(played[True], instance)).all()
+    pruned = np.isfinite(whole) & ~np.isfinite(cut) & ~copies
+    assert pruned.sum() >= 2 and (whole[pruned] < float(state.center_return)).all()
+    assert copies.sum() >= 2 and (whole[copies] == float(state.center_return)).all()
+    assert (np.asarray(played[False].states.board.action)[copies][:, :n] == greedy).all()
+    kept = ~pruned & ~copies
+    chex.assert_trees_all_equal(*(jax.tree.map(lambda x: np.asarray(x)[kept], played[p].states.board)
+                                  for p in (False, True)))
+    ends = {prune: expert.end(state, played[prune], instance, jnp.float32(0.0), config=config)[0] for prune in (False, True)}
+    chex.assert_trees_all_equal(ends[False].center, ends[True].center)
+    assert float(ends[False].center_return) == float(ends[True].center_return)
 
 
 @pytest.mark.xdist_group("expert")

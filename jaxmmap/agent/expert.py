@@ -20,7 +20,11 @@ Each generation (one jitted function; `run_chunk` scans `generations_per_chunk` 
    plan, so that its deviations are the decisions whose features lean its way, coherent across
    the program rather than independent. Played one after the other (large programs on a CPU),
    the restarted games start from a fork: the center's moves replayed once, its state copied to
-   each game at its prefix.
+   each game at its prefix. The games that cannot beat the center are cut short
+   (`play_search(prune=...)`): one that has played only the center's moves stops past its
+   window (it could only replay the center; it counts at the center's return), and in the
+   deferred game one that ends below the center's return is lost, unpacked or as soon as its
+   packings fall below (the logs count it lost; `mean_return` is the mean of the others).
 2. **Two games are kept**: the best of all (what `fit` validates and writes), and the center,
    the best of the search's own games, which also moves to a game of equal return (plateaus are
    walked, not stalled on). The evaluation game counts only for the best, so the network's own
@@ -56,7 +60,7 @@ from jaxmmap.agent import generalist, selfplay
 from jaxmmap.agent import learner as learner_lib
 from jaxmmap.agent.algorithm import Algorithm
 from jaxmmap.agent.config import AgentConfig
-from jaxmmap.agent.expert_games import DEVIATIONS, Games, ended, network, play_search, start_search
+from jaxmmap.agent.expert_games import DEVIATIONS, Games, duplicate, ended, network, play_search, start_search
 from jaxmmap.env import game
 from jaxmmap.env import observation as policy_lib
 from jaxmmap.env.instance import Instance
@@ -217,7 +221,10 @@ def end(state: ExpertState, games: Games, instance: Instance, progress: jax.Arra
     key, _, k_learn = _keys(state)
     temp = temperature(config, progress)
     finals, record = games.states, games.record
-    returns = won_returns(finals)
+    # (a game stopped because it could only replay the center has the center's return; it is
+    # never picked, the center is kept)
+    copies = duplicate(games)
+    returns = jnp.where(copies, state.center_return, won_returns(finals))
     pick = lambda take, i, old: jax.tree.map(  # noqa: E731
         lambda new, o: jnp.where(take, new[i], o), finals, old)
     # The center moves to a search game at least as good (ties included: the search walks
@@ -228,7 +235,7 @@ def end(state: ExpertState, games: Games, instance: Instance, progress: jax.Arra
     explored = jnp.where(jnp.isfinite(state.center_return) & evaluation, returns.at[0].set(-jnp.inf), returns)
     top = jnp.argmax(explored)
     moved = explored[top] >= state.center_return
-    center = pick(moved, top, state.center)
+    center = pick(moved & ~copies[top], top, state.center)
     center_return = jnp.maximum(explored[top], state.center_return)
     first = jnp.argmax(returns)
     improved = returns[first] > state.best_return

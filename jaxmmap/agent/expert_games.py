@@ -22,6 +22,7 @@ from jaxmmap.env import observation as policy_lib
 from jaxmmap.env.backup import restores_together
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.observation import NUM_DECISION_FEATURES, NUM_FEATURES, decision_features
+from jaxmmap.env.packer import dropping_gain_bound
 
 
 def network(config: AgentConfig) -> PolicyValueNet:
@@ -50,6 +51,7 @@ REFERENCE_BUFFERS = 128  # deviation_min is the rate at this size or below; it s
 DEVIATIONS = 16  # deviations of each game recorded for learning (the first ones)
 UNIFORM_SHARE = 0.25  # of a deviation's distribution, spread evenly over the allowed moves
 CENTER_BONUS = 1.0  # a directed game's score of the center's move (ES's plan weight at its start)
+PRUNE_MARGIN = 1e-4  # of the center's return: a pruned game is below it by more than the packings' tie tolerance
 
 
 def _deviation_logits(logits: jax.Array, allowed: jax.Array, temp: jax.Array) -> jax.Array:
@@ -92,6 +94,8 @@ class Games:
       index: int32[G] the game's number.
       ready: bool[G] the game may move: played one by one, a restarted game waits until the
         fork reaches its prefix (those without one are ready at once).
+      same: bool[G] every move of the game so far was the center's: once such a game is past its
+        window it can only replay the center, so it stops there (`duplicate`).
       fork: `game.State` (no G axis, without the instance) the center's moves replayed once for
         the generation's restarts: played one by one, a restarted game starts from its state at
         the first arrival at the game's prefix instead of replaying the prefix itself (`fork`).
@@ -107,6 +111,7 @@ class Games:
     direction: jax.Array
     index: jax.Array
     ready: jax.Array
+    same: jax.Array
     fork: game.State
 
 
@@ -140,7 +145,7 @@ def start_search(key: jax.Array, instance: Instance, best_return: jax.Array, *, 
                       allowed=jnp.zeros((DEVIATIONS, 3), bool),
                       action=jnp.zeros(DEVIATIONS, jnp.int32), count=jnp.int32(0))
         return (game.init(instance, backup=True).replace(instance=None), k_moves, record, prefix,
-                jnp.int32(window), rate, explore, direction, index, prefix == 0)
+                jnp.int32(window), rate, explore, direction, index, prefix == 0, jnp.bool_(True))
 
     fields = jax.vmap(one)(jax.random.split(key, config.games), jnp.arange(config.games))
     return Games(*fields, fork=game.init(instance, backup=True).replace(instance=None))
@@ -195,27 +200,36 @@ def fork(games: Games, instance: Instance, best: game.State, moves) -> Games:
 
 
 def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Context, best: game.State,
-                temp: jax.Array, moves, *, config: AgentConfig, one_by_one: bool | None = None) -> Games:
+                temp: jax.Array, moves, *, config: AgentConfig, one_by_one: bool | None = None,
+                prune: bool = True) -> Games:
     """At most `moves` more moves of each game of `start_search` (one compile for any count, so
     that a generation can be played in slices on a clock): the center's move, a deviation
     sampled from the network, a directed game's argmax, or (game 0) the network's argmax; each
     deviation is recorded.
     `one_by_one` plays the games one after the other (default: `games_one_by_one`); the games
-    are the same either way."""
+    are the same either way. With `prune`, the games that cannot beat the center (`best`), nor
+    be learned from, are cut short: an exploring game that has played only the center's moves
+    stops once past its window (`duplicate`: it could only replay the center); in the deferred
+    game, one whose return before packing is below the center's ends lost instead of packed
+    (`game.step`'s `pack_floor`; the packer is most of a large game's last move)."""
     net = network(config)
     n = instance.width.shape[0]
     best_actions = best.board.action
     limit = _move_limit(instance)
+    floor = None
+    if prune and instance.deferred:  # (below the center's return by what packing could add, and rounding)
+        floor = best.board.ret - dropping_gain_bound(instance) - PRUNE_MARGIN * jnp.abs(best.board.ret)
 
-    def one(game_state, key, record, prefix, window, rate, explore, direction, index, ready):
+    def one(game_state, key, record, prefix, window, rate, explore, direction, index, ready, same):
         directed = jnp.any(direction != 0)
 
         def cond(carry):
-            state = carry[0]
-            return ready & ~state.done & (state.moves < limit) & (state.moves - game_state.moves < moves)
+            state, _, same = carry
+            return (ready & ~state.done & (state.moves < limit) & (state.moves - game_state.moves < moves)
+                    & ~(prune & _replays_center(state, same, explore, prefix, window)))
 
         def body(carry):
-            state, record = carry
+            state, record, same = carry
             k_dev, k_act = jax.random.split(jax.random.fold_in(key, state.moves))
             phi = decision_features(state, ctx)
             # (a directed game leans on greedy's scores, ES's mean, not on what the network
@@ -244,10 +258,12 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
                           allowed=write(record["allowed"], other),
                           action=write(record["action"], action.astype(jnp.int32)),
                           count=record["count"] + deviated)
-            return game.step(state, action.astype(jnp.int32)), record
+            pack_floor = None if floor is None else jnp.where(explore, floor, -jnp.inf)
+            same = same & on_path & (action == b)
+            return game.step(state, action.astype(jnp.int32), pack_floor), record, same
 
-        state, record = jax.lax.while_loop(cond, body, (game_state.replace(instance=instance), record))
-        return state.replace(instance=None), record
+        state, record, same = jax.lax.while_loop(cond, body, (game_state.replace(instance=instance), record, same))
+        return state.replace(instance=None), record, same
 
     if one_by_one is None:
         one_by_one = games_one_by_one(n)
@@ -255,13 +271,13 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
         # restarted games start from the fork instead of replaying their prefixes
         games = fork(games, instance, best, moves)
     args = (games.states, games.keys, games.record, games.prefix, games.window, games.rate, games.explore,
-            games.direction, games.index, games.ready | (not one_by_one))
+            games.direction, games.index, games.ready | (not one_by_one), games.same)
     if one_by_one:
-        states, record = jax.lax.map(lambda a: one(*a), args)
+        states, record, same = jax.lax.map(lambda a: one(*a), args)
     else:  # (a batch runs until its last game ends: starting some later would not shorten it)
         with restores_together():  # (the games share the center's prefix: they restore together)
-            states, record = jax.vmap(one)(*args)
-    return games.replace(states=states, record=record)
+            states, record, same = jax.vmap(one)(*args)
+    return games.replace(states=states, record=record, same=same)
 
 
 #: Padded buffers above which, on a CPU, a generation plays its games one after the other.
@@ -277,6 +293,18 @@ def games_one_by_one(buffers: int) -> bool:
     return jax.default_backend() == "cpu" and buffers > ONE_BY_ONE_ABOVE
 
 
+def _replays_center(state: game.State, same, explore, prefix, window) -> jax.Array:
+    """Whether an exploring game that has played only the center's moves is past its window,
+    where it could only go on replaying the center's game."""
+    return explore & same & ~state.done & (state.board.cursor >= prefix + window)
+
+
+def duplicate(games: Games) -> jax.Array:
+    """bool[G]: the games stopped because they could only replay the center (`Games.same`):
+    unfinished, their return is the center's."""
+    return _replays_center(games.states, games.same, games.explore, games.prefix, games.window)
+
+
 def ended(games: Games, instance: Instance) -> jax.Array:
     """bool[G]: the games that will make no more move."""
-    return games.states.done | (games.states.moves >= _move_limit(instance))
+    return games.states.done | (games.states.moves >= _move_limit(instance)) | duplicate(games)

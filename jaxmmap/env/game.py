@@ -180,12 +180,19 @@ def tensor_end(state: State) -> jax.Array:
     return jnp.full_like(ends, -1).at[inst.tensor].max(ends)
 
 
-def step(state: State, action: jax.Array) -> State:
+def step(state: State, action: jax.Array, pack_floor: jax.Array | None = None) -> State:
     """Plays `action` (0 Copy, 1 NoCopy, 2 Drop) on the current buffer.
 
     An illegal action loses the game, as in the paper (use `legal_action_mask`). A move into an
     infeasible state loses it too, or, with the Drop-backup, goes back to just before the
     conflict (docs/game.md). A finished game is returned unchanged with reward 0.
+
+    `pack_floor` (deferred placement; a search's shortcut): a game that ends below it is lost:
+    unpacked where its return before packing is below it, else once its packings are (each but
+    the first stops as soon as the units it left out put it below: `packer.pack`). Packing only
+    leaves units out, so with the floor at what a game must beat, less
+    `packer.dropping_gain_bound`, the games it loses could not have beaten it; the packer is most
+    of a large game's last move.
     """
     inst, cand, before = state.instance, state.candidates, state.board
     active = ~state.done  # a finished game does not move: every update below is gated by it
@@ -194,9 +201,15 @@ def step(state: State, action: jax.Array) -> State:
     action = jnp.clip(action, 0, 2)
     board, reward = moves.apply(inst, before, cand, action, active & legal)  # illegal: board unchanged
     finished = board.cursor >= inst.num_buffers
+    hopeless = jnp.bool_(False)
     if inst.deferred:  # the move that ends the game places it: its reward charges what did not fit
         ends = active & legal & finished
-        packed = packer.pack_finished(inst, board, ends)
+        if pack_floor is not None:
+            hopeless = ends & (board.ret < pack_floor)
+            ends = ends & ~hopeless
+        packed = packer.pack_finished(inst, board, ends, pack_floor)
+        if pack_floor is not None:
+            hopeless = hopeless | (ends & (packed.ret < pack_floor))
         reward = jnp.where(ends, reward + packed.ret - board.ret, reward)
         board = packed
     next_cand = moves.candidates(inst, board)
@@ -212,7 +225,7 @@ def step(state: State, action: jax.Array) -> State:
             save, lambda: (board.replace(cells=memory.save(board.cells)), _snapshot(board)),
             lambda: (board, backup))
         reward = jnp.where(restored, board.ret - before.ret, reward)
-    lost = active & (~legal | (infeasible & ~restored))
+    lost = active & (~legal | (infeasible & ~restored) | hopeless)
     reward = jnp.where(lost, -before.ret - inst.penalty, reward)
     board = board.replace(ret=jnp.where(lost, -inst.penalty, board.ret))
     return State(instance=inst, board=board, backup=backup, checkpoints=checkpoints,

@@ -57,10 +57,30 @@ def _return(inst: Instance, keep: jax.Array) -> tuple[jax.Array, jax.Array]:
     return static + jnp.sum(inst.gain[jnp.arange(k), masks]), masks
 
 
-def _pack_order(inst: Instance, order, count, unit, start, end, has, grid: memory.Grid, lowest=False):
+def dropping_gain_bound(inst: Instance) -> jax.Array:
+    """float32[]: the most that leaving placed units out can add to a game's return: 0 where no
+    buffer's static benefit is negative and every latency table gains from each member it adds
+    (the suite's programs); else the negative benefits and the non-monotone tables' spans. So a
+    game's packed return is at most its return before packing plus this."""
+    k = inst.gain.shape[0]
+    bits = jnp.zeros(k, jnp.int32).at[jnp.where(inst.table >= 0, inst.table, k)].max(inst.table_bit + 1, mode="drop")
+    masks = jnp.arange(inst.gain.shape[1], dtype=jnp.int32)
+    valid = masks[None, :] < jnp.left_shift(1, bits)[:, None]  # [K, M] the masks of the table's members
+    monotone = jnp.ones(k, bool)
+    for bit in range(max(int(inst.gain.shape[1]).bit_length() - 1, 0)):
+        more = masks | (1 << bit)
+        monotone &= jnp.all(~valid | (bit >= bits)[:, None] | (inst.gain[:, more] >= inst.gain), axis=1)
+    span = jnp.max(jnp.where(valid, inst.gain, -jnp.inf), axis=1) - jnp.min(jnp.where(valid, inst.gain, jnp.inf), axis=1)
+    spans = jnp.sum(jnp.where(monotone | (bits == 0), 0.0, span))
+    return (jnp.sum(jnp.maximum(-inst.benefit, 0.0)) + spans).astype(jnp.float32)
+
+
+def _pack_order(inst: Instance, order, count, unit, start, end, has, grid: memory.Grid, lowest=False, above=None):
     """Best fit (with `lowest`: the lowest fit) of the first `count` units of `order`, each over
     the steps of its allocations (buffers with `has`, of `unit`, over [start, end]): (grid, column
-    per unit id, -1 where it did not fit)."""
+    per unit id, -1 where it did not fit, whether it stopped early). With `above` (the return of
+    every unit placed, its tables' masks, a floor): it stops as soon as what the units left out
+    take from that return puts it below the floor (each unit's allocated buffers counted)."""
     n = inst.width.shape[0]
     ids = jnp.arange(n, dtype=jnp.int32)
     tail = _word_masks(inst.columns, inst.grid_words * 32 - inst.columns, inst.grid_words)
@@ -73,22 +93,44 @@ def _pack_order(inst: Instance, order, count, unit, start, end, has, grid: memor
         return jax.lax.fori_loop(first[k], last[k], lambda j, c: fn(allocs[j], c), init)
 
     def body(carry):
-        k, grid, column = carry
+        k, grid, column = carry[:3]
         u = order[k]
         width = inst.width[u]
         used = over(k, lambda a, used: used | memory.used(grid, start[a], end[a]), tail)
         at = best_fit(used, width, lowest)
         mask, ok = _word_masks(at, width, inst.grid_words), (at >= 0) & (width > 0)
         grid = over(k, lambda a, grid: memory.fill(grid, start[a], end[a], mask, ok), grid)
-        return k + 1, grid, column.at[u].set(at)
+        left = carry[3:]
+        if above is not None:  # (what leaving the unit out takes: its buffers' benefits, its tables' gains)
+            left = jax.lax.cond(at >= 0, lambda c: c, lambda c: over(k, lambda a, c: _left_out(inst, a, *c), c), left)
+        return k + 1, grid, column.at[u].set(at), *left
 
-    _, grid, column = jax.lax.while_loop(lambda c: c[0] < count, body, (jnp.int32(0), grid, jnp.full(n, -1, jnp.int32)))
-    return grid, column
+    def cond(carry):
+        return (carry[0] < count) & (True if above is None else above[0] - carry[3] >= above[2])
+
+    start_carry = (jnp.int32(0), grid, jnp.full(n, -1, jnp.int32))
+    if above is not None:
+        start_carry += (jnp.float32(0), above[1])
+    k, grid, column, *_ = jax.lax.while_loop(cond, body, start_carry)
+    return grid, column, k < count
 
 
-def pack(inst: Instance, board: Board) -> Board:
+def _left_out(inst: Instance, a, loss, masks):
+    """(loss, masks) once buffer `a` is left out: its static benefit, or what its table loses."""
+    t = inst.table[a]
+    k = jnp.maximum(t, 0)
+    old = masks[k]
+    new = jnp.where(t >= 0, old & ~jnp.left_shift(jnp.int32(1), inst.table_bit[a]), old)
+    return loss + jnp.where(t >= 0, inst.gain[k, old] - inst.gain[k, new], inst.benefit[a]), masks.at[k].set(new)
+
+
+def pack(inst: Instance, board: Board, floor: jax.Array | None = None) -> Board:
     """The finished game's board with its units placed (offsets in columns, the grid filled), the
-    units that fit nowhere dropped, and its return recomputed."""
+    units that fit nowhere dropped, and its return recomputed. With `floor` (`game.step`'s
+    `pack_floor`), every packing but the first (whose left-out units order the third) stops as
+    soon as the units it left out put it below the floor, and then counts as returning -inf: the
+    result is the same wherever the packed return is at or above the floor by more than the
+    packings' tie tolerance."""
     n = inst.width.shape[0]
     rec = board.records
     ids = jnp.arange(n, dtype=jnp.int32)
@@ -106,10 +148,14 @@ def pack(inst: Instance, board: Board) -> Board:
     longest = (ids, hull_start, -inst.width, hull_start - hull_end)
     area = inst.width.astype(jnp.float32) * (hull_end - hull_start + 1).astype(jnp.float32)
 
-    def packing(order, lowest=False):
-        grid, column = _pack_order(inst, order, count, unit, start, end, has, board.cells, lowest)
+    above = None if floor is None else _return(inst, placed)
+
+    def packing(order, lowest=False, first=True):
+        limit = None if above is None else (*above, jnp.where(first, -jnp.inf, floor))
+        grid, column, stopped = _pack_order(inst, order, count, unit, start, end, has, board.cells, lowest, limit)
         keep = placed & (column[jnp.minimum(unit, n - 1)] >= 0)
-        return (*_return(inst, keep), grid, column, keep, jnp.sum(is_unit & (column >= 0)))
+        ret, masks = _return(inst, keep)
+        return (jnp.where(stopped, -jnp.inf, ret), masks, grid, column, keep, jnp.sum(is_unit & (column >= 0)))
 
     def better(best, other):  # `reference.better_packing`: a higher return, or within 1e-5 more units placed
         tol = 1e-5 * (jnp.abs(best[0]) + jnp.abs(other[0])) + 1e-7
@@ -127,7 +173,7 @@ def pack(inst: Instance, board: Board) -> Board:
 
         def packed():
             order = jax.lax.cond(k == 2, lambda: jnp.lexsort((*widest, ~left_out, ~is_unit)), lambda: orders[k])
-            other = packing(order, lowest[k])
+            other = packing(order, lowest[k], k == 0)
             take = (k == 0) | better(best, other)
             return jax.tree.map(lambda a, b: jnp.where(take, b, a), best, other), jnp.where(k == 0, other[3] < 0,
                                                                                                left_out)
@@ -150,12 +196,20 @@ def pack(inst: Instance, board: Board) -> Board:
     return board.replace(records=records, cells=grid, ret=ret, table_mask=masks)
 
 
-def pack_finished(inst: Instance, board: Board, on) -> Board:
+def pack_finished(inst: Instance, board: Board, on, floor: jax.Array | None = None) -> Board:
     """`pack` where `on` (the move that ended the game); under `vmap`, only the games that end now
     pack (`backup.one_game_at_a_time`)."""
-    return _pack_finished(board, inst, on)
+    if floor is None:
+        return _pack_finished(board, inst, on)
+    return _pack_finished_above(board, (inst, floor), on)
 
 
 @one_game_at_a_time(lambda carry, consts: consts.width.shape[-1])
 def _pack_finished(board, inst, on):
     return maybe(on, lambda b: pack(inst, b), board)
+
+
+@one_game_at_a_time(lambda carry, consts: consts[0].width.shape[-1])
+def _pack_finished_above(board, consts, on):
+    inst, floor = consts
+    return maybe(on, lambda b: pack(inst, b, floor), board)
