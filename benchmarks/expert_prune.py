@@ -6,15 +6,17 @@
 instructions: the generated tuning programs of docs/agent.md.) For each program the search's
 center is the heuristic's plan as the game plays it (as `muzero` starts in the deferred game with
 the early copy supply), and `--repeats` generations of `expert_games.default_games(N)` games play
-around it, as the solver plays them on this device (`expert_games.games_one_by_one`), once with
-`play_search(prune=False)` and once with the default, which stops an exploring game that has played
-only the center's moves once it is past its window (a copy of the center) and ends one lost where
-it ends below the center's return (`game.step`'s `pack_floor`: unpacked, or once its packings
-are). Each way is jitted alone and timed after a warm-up generation (compilation excluded), on the
-same keys, the two in turn. Printed: the seconds of a generation each way, their ratio, the games
-played each way, and of those the copies stopped and the games lost below the center; the script
-checks that the other games are the same games, that each copy, played out, has the center's
-return and each lost one, packed, is below it (else it exits with an error).
+around it (none of them the network's evaluation game, which the solver plays at most every
+`expert.EVALUATION_GAP` generations), as the solver plays them on this device
+(`expert_games.games_one_by_one`), once with `play_search(prune=False)` and once with the
+default, which stops an exploring game that has played only the center's moves once it is past
+its window (a copy of the center) and ends one lost where it ends below the center's return
+(`game.step`'s `pack_floor`: unpacked, or once its packings are). Each way is jitted alone and
+timed after a warm-up generation (compilation excluded), on the same keys, the two in turn.
+Printed: the seconds of a generation each way, their ratio, the games played each way, and of
+those the copies stopped and the games lost below the center; the script checks that the other
+games are the same games, that each copy, played out, has the center's return and each lost one,
+packed, is below it (else it exits with an error).
 """
 
 from __future__ import annotations
@@ -52,11 +54,12 @@ def measure(problem, repeats: int) -> tuple[int, float, float, int, int]:
     state = expert.init(instance, config, seed=0, demonstration=np.asarray(plan))
     ctx = observation.context(instance)
     searches = {prune: jax.jit(lambda s, k, prune=prune: expert_games.play_search(
-        s.learner.params, expert_games.start_search(k, instance, s.center_return, config=config), instance, ctx,
+        s.learner.params, expert_games.start_search(k, instance, s.center_return, config=config, evaluate=False),
+        instance, ctx,
         s.center, jnp.float32(1.0), jnp.int32(2 ** 31 - 1), config=config, prune=prune)) for prune in (False, True)}
     for search in searches.values():
         jax.block_until_ready(search(state, jax.random.key(0)))
-    seconds, returns, copies = {False: 0.0, True: 0.0}, {False: [], True: []}, {False: [], True: []}
+    seconds, returns, actions, copies = {False: 0.0, True: 0.0}, {False: [], True: []}, {False: [], True: []}, []
     for r in range(1, repeats + 1):  # (the two ways in turn, first one then the other: a generation's
         # time depends on its games, several seconds apart, and the machine's drifts on both)
         for prune in (False, True) if r % 2 else (True, False):
@@ -64,11 +67,14 @@ def measure(problem, repeats: int) -> tuple[int, float, float, int, int]:
             games = jax.block_until_ready(searches[prune](state, jax.random.key(r)))
             seconds[prune] += (time.perf_counter() - start) / repeats
             returns[prune].append(np.asarray(won_returns(games.states)))
-            copies[prune].append(np.asarray(expert_games.duplicate(games)))
-    (whole, cut), stopped = (np.stack(returns[p]) for p in (False, True)), np.stack(copies[True])
+            actions[prune].append(np.asarray(games.states.board.action))
+            if prune:
+                copies.append(np.asarray(expert_games.duplicate(games, instance)))
+    (whole, cut), stopped = (np.stack(returns[p]) for p in (False, True)), np.stack(copies)
     lost = np.isfinite(whole) & ~np.isfinite(cut) & ~stopped
-    center = float(state.center_return)
-    if not (np.array_equal(whole[~lost & ~stopped], cut[~lost & ~stopped]) and (whole[lost] < center).all()
+    kept, center = ~lost & ~stopped, float(state.center_return)
+    same = np.array_equal(np.stack(actions[False])[kept], np.stack(actions[True])[kept])
+    if not (same and np.array_equal(whole[kept], cut[kept]) and (whole[lost] < center).all()
             and (whole[stopped] == center).all()):
         raise SystemExit(f"error: {problem.name}: pruning changed a game it kept, or cut one that was not below"
                          " the center or its copy")

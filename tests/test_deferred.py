@@ -197,3 +197,33 @@ def test_a_game_ending_below_its_pack_floor_is_lost():
         row = instance.gain[k].at[1].set(float(instance.gain[k].max()) + 7.0)
         dented = instance.replace(gain=instance.gain.at[k].set(row))
         assert float(packer.dropping_gain_bound(dented)) >= 7.0
+
+
+def test_the_packer_with_a_floor_returns_the_same_packing_above_it():
+    # `packer.pack(floor=...)`: the packings after the first stop once what they left out puts
+    # them below the floor, and never win; where the packing without a floor is above it (by more
+    # than the tie tolerance) it is the same packing, else the return is below the floor.
+    problem = generate(11, num_instructions=60, memory_fraction=0.25, inplace_prob=0.3, loop_prob=0.2)
+    instance = make_instance(problem, Rules(columns=64, placement="deferred", copy_supply="early"))
+    step = jax.jit(game.step)
+    pack = jax.jit(packer.pack)
+    changed = 0
+    for seed in range(4):
+        state, key = game.init(instance, backup=True), jax.random.key(seed)
+        while not bool(state.done):  # (a floor no game reaches: each ends lost, unpacked)
+            key, k = jax.random.split(key)
+            state = step(state, random_policy(k, state), jnp.float32(np.inf))
+        board = state.board
+        plain = pack(instance, board)
+        ret = float(plain.ret)
+        whole = float(packer._return(instance, packer._placed(board))[0])  # (every unit placed)
+        for floor in (ret - 1.0, ret - 1e-3, ret + 1e-3, (ret + whole) / 2, whole + 1.0):
+            floor = float(jnp.float32(floor))
+            cut = pack(instance, board, jnp.float32(floor))
+            if ret >= floor + 2e-5 * abs(ret) + 1e-7:  # (above the packings' tie tolerance)
+                chex.assert_trees_all_equal(cut, plain)
+            elif ret < floor:
+                assert float(cut.ret) < floor
+                changed += float(cut.ret) != ret
+    assert changed >= 2  # (below the floor, stopped packings and skipped ones change the result)
+

@@ -329,10 +329,11 @@ def test_a_generations_games_one_by_one_are_its_batched_games():
 @pytest.mark.xdist_group("expert")
 def test_pruned_games_could_not_have_beaten_the_center():
     # `play_search(prune=True)`, the default: an exploring game that played only the center's
-    # moves stops past its window (it could only replay the center); in the deferred game one
-    # whose return before packing is below the center's ends lost, unpacked. The others are the
-    # same games; played out, each stopped one is the center's game, each lost one below it. The
-    # generation's end counts a stopped game at the center's return and keeps the center.
+    # moves ends past its window (it could only replay the center); in the deferred game one that
+    # ends below the center's return is lost (unpacked, or once its packings are). The others
+    # are the same games, batched or one by one; played out, each stopped one is the center's
+    # game, each lost one below it. The generation's end is the same: a stopped game counts at
+    # the center's return and the center is kept.
     problem = generate(3, num_instructions=120, memory_fraction=0.3)
     instance = make_instance(problem, Rules(columns=32, placement="deferred", copy_supply="early"))
     config = _expert(games=16, restart_fraction=1.0)
@@ -345,9 +346,16 @@ def test_pruned_games_could_not_have_beaten_the_center():
                                               jnp.float32(1.0), 2 ** 31 - 1, config=config, one_by_one=True,
                                               prune=prune)
               for prune in (False, True)}
+    batched = expert_games.play_search(state.learner.params, games, instance, ctx, state.center, jnp.float32(1.0),
+                                       2 ** 31 - 1, config=config, one_by_one=False)
+    # (a batch: the same cut, the same games; their returns may differ in the last bit, fused otherwise)
+    chex.assert_trees_all_equal(batched.states.board.records, played[True].states.board.records)
+    chex.assert_trees_all_close(batched.states.board.ret, played[True].states.board.ret, rtol=1e-6)
+    chex.assert_trees_all_equal((batched.states.done, batched.states.lost), (played[True].states.done,
+                                                                              played[True].states.lost))
     whole, cut = (np.asarray(won_returns(played[prune].states)) for prune in (False, True))
-    copies = np.asarray(expert_games.duplicate(played[True]))
-    assert not np.asarray(expert_games.duplicate(played[False])).any()
+    copies = np.asarray(expert_games.duplicate(played[True], instance))
+    assert not np.asarray(expert_games.duplicate(played[False], instance)).any()
     assert np.asarray(expert_games.ended(played[True], instance)).all()
     pruned = np.isfinite(whole) & ~np.isfinite(cut) & ~copies
     assert pruned.sum() >= 2 and (whole[pruned] < float(state.center_return)).all()
@@ -356,9 +364,11 @@ def test_pruned_games_could_not_have_beaten_the_center():
     kept = ~pruned & ~copies
     chex.assert_trees_all_equal(*(jax.tree.map(lambda x: np.asarray(x)[kept], played[p].states.board)
                                   for p in (False, True)))
-    ends = {prune: expert.end(state, played[prune], instance, jnp.float32(0.0), config=config)[0] for prune in (False, True)}
-    chex.assert_trees_all_equal(ends[False].center, ends[True].center)
-    assert float(ends[False].center_return) == float(ends[True].center_return)
+    ends = {prune: expert.end(state, played[prune], instance, jnp.float32(0.0), config=config) for prune in (False, True)}
+    (plain, plain_metrics), (cut, cut_metrics) = ends[False], ends[True]
+    chex.assert_trees_all_equal((plain.center, plain.center_return, plain.best, plain.best_return, plain.learner),
+                                (cut.center, cut.center_return, cut.best, cut.best_return, cut.learner))
+    assert bool(plain_metrics["learned"]) == bool(cut_metrics["learned"])
 
 
 @pytest.mark.xdist_group("expert")

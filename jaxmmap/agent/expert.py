@@ -223,7 +223,7 @@ def end(state: ExpertState, games: Games, instance: Instance, progress: jax.Arra
     finals, record = games.states, games.record
     # (a game stopped because it could only replay the center has the center's return; it is
     # never picked, the center is kept)
-    copies = duplicate(games)
+    copies = duplicate(games, instance)
     returns = jnp.where(copies, state.center_return, won_returns(finals))
     pick = lambda take, i, old: jax.tree.map(  # noqa: E731
         lambda new, o: jnp.where(take, new[i], o), finals, old)

@@ -51,7 +51,9 @@ REFERENCE_BUFFERS = 128  # deviation_min is the rate at this size or below; it s
 DEVIATIONS = 16  # deviations of each game recorded for learning (the first ones)
 UNIFORM_SHARE = 0.25  # of a deviation's distribution, spread evenly over the allowed moves
 CENTER_BONUS = 1.0  # a directed game's score of the center's move (ES's plan weight at its start)
-PRUNE_MARGIN = 1e-4  # of the center's return: a pruned game is below it by more than the packings' tie tolerance
+#: A pruned game is below the center's return by more than this share of it, plus PRUNE_ABSOLUTE:
+#: more than the packings' tie tolerance (1e-5 of both returns, plus 1e-7) and float32 rounding.
+PRUNE_MARGIN, PRUNE_ABSOLUTE = 1e-4, 1e-6
 
 
 def _deviation_logits(logits: jax.Array, allowed: jax.Array, temp: jax.Array) -> jax.Array:
@@ -95,7 +97,8 @@ class Games:
       ready: bool[G] the game may move: played one by one, a restarted game waits until the
         fork reaches its prefix (those without one are ready at once).
       same: bool[G] every move of the game so far was the center's: once such a game is past its
-        window it can only replay the center, so it stops there (`duplicate`).
+        window it can only replay the center, so it ends there, done and unfinished (`duplicate`;
+        only where the center made no restore, which a replay of its moves might not repeat).
       fork: `game.State` (no G axis, without the instance) the center's moves replayed once for
         the generation's restarts: played one by one, a restarted game starts from its state at
         the first arrival at the game's prefix instead of replaying the prefix itself (`fork`).
@@ -218,15 +221,14 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
     limit = _move_limit(instance)
     floor = None
     if prune and instance.deferred:  # (below the center's return by what packing could add, and rounding)
-        floor = best.board.ret - dropping_gain_bound(instance) - PRUNE_MARGIN * jnp.abs(best.board.ret)
+        floor = best.board.ret - dropping_gain_bound(instance) - PRUNE_MARGIN * jnp.abs(best.board.ret) - PRUNE_ABSOLUTE
 
     def one(game_state, key, record, prefix, window, rate, explore, direction, index, ready, same):
         directed = jnp.any(direction != 0)
 
         def cond(carry):
-            state, _, same = carry
-            return (ready & ~state.done & (state.moves < limit) & (state.moves - game_state.moves < moves)
-                    & ~(prune & _replays_center(state, same, explore, prefix, window)))
+            state = carry[0]
+            return ready & ~state.done & (state.moves < limit) & (state.moves - game_state.moves < moves)
 
         def body(carry):
             state, record, same = carry
@@ -260,7 +262,10 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
                           count=record["count"] + deviated)
             pack_floor = None if floor is None else jnp.where(explore, floor, -jnp.inf)
             same = same & on_path & (action == b)
-            return game.step(state, action.astype(jnp.int32), pack_floor), record, same
+            state = game.step(state, action.astype(jnp.int32), pack_floor)
+            # (a copy of the center ends there: done, so that in a batch its moves cost nothing more)
+            copy = prune & explore & same & ~state.done & (state.board.cursor >= prefix + window)
+            return state.replace(done=state.done | copy), record, same
 
         state, record, same = jax.lax.while_loop(cond, body, (game_state.replace(instance=instance), record, same))
         return state.replace(instance=None), record, same
@@ -271,7 +276,8 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
         # restarted games start from the fork instead of replaying their prefixes
         games = fork(games, instance, best, moves)
     args = (games.states, games.keys, games.record, games.prefix, games.window, games.rate, games.explore,
-            games.direction, games.index, games.ready | (not one_by_one), games.same)
+            games.direction, games.index, games.ready | (not one_by_one),
+            games.same & (best.restores == 0))  # (replaying a center that restored may take another path)
     if one_by_one:
         states, record, same = jax.lax.map(lambda a: one(*a), args)
     else:  # (a batch runs until its last game ends: starting some later would not shorten it)
@@ -293,18 +299,13 @@ def games_one_by_one(buffers: int) -> bool:
     return jax.default_backend() == "cpu" and buffers > ONE_BY_ONE_ABOVE
 
 
-def _replays_center(state: game.State, same, explore, prefix, window) -> jax.Array:
-    """Whether an exploring game that has played only the center's moves is past its window,
-    where it could only go on replaying the center's game."""
-    return explore & same & ~state.done & (state.board.cursor >= prefix + window)
-
-
-def duplicate(games: Games) -> jax.Array:
-    """bool[G]: the games stopped because they could only replay the center (`Games.same`):
-    unfinished, their return is the center's."""
-    return _replays_center(games.states, games.same, games.explore, games.prefix, games.window)
+def duplicate(games: Games, instance: Instance) -> jax.Array:
+    """bool[G]: the games stopped because they could only replay the center (`Games.same`): done
+    before their last buffer, not lost; their return is the center's."""
+    states = games.states
+    return games.same & states.done & ~states.lost & (states.board.cursor < instance.num_buffers)
 
 
 def ended(games: Games, instance: Instance) -> jax.Array:
     """bool[G]: the games that will make no more move."""
-    return games.states.done | (games.states.moves >= _move_limit(instance)) | duplicate(games)
+    return games.states.done | (games.states.moves >= _move_limit(instance))

@@ -188,11 +188,11 @@ def step(state: State, action: jax.Array, pack_floor: jax.Array | None = None) -
     conflict (docs/game.md). A finished game is returned unchanged with reward 0.
 
     `pack_floor` (deferred placement; a search's shortcut): a game that ends below it is lost:
-    unpacked where its return before packing is below it, else once its packings are (each but
-    the first stops as soon as the units it left out put it below: `packer.pack`). Packing only
-    leaves units out, so with the floor at what a game must beat, less
-    `packer.dropping_gain_bound`, the games it loses could not have beaten it; the packer is most
-    of a large game's last move.
+    unpacked where its return with every unit placed is below it, else once its packings are
+    (each but the first stops as soon as the units it left out put it below: `packer.pack`).
+    Packing only leaves units out, so with the floor at what a game must beat, less
+    `packer.dropping_gain_bound` and a margin above the packings' tie tolerance, the games it
+    loses could not have beaten it; the packer is most of a large game's last move.
     """
     inst, cand, before = state.instance, state.candidates, state.board
     active = ~state.done  # a finished game does not move: every update below is gated by it
@@ -204,12 +204,9 @@ def step(state: State, action: jax.Array, pack_floor: jax.Array | None = None) -
     hopeless = jnp.bool_(False)
     if inst.deferred:  # the move that ends the game places it: its reward charges what did not fit
         ends = active & legal & finished
-        if pack_floor is not None:
-            hopeless = ends & (board.ret < pack_floor)
-            ends = ends & ~hopeless
         packed = packer.pack_finished(inst, board, ends, pack_floor)
         if pack_floor is not None:
-            hopeless = hopeless | (ends & (packed.ret < pack_floor))
+            hopeless = ends & (packed.ret < pack_floor)
         reward = jnp.where(ends, reward + packed.ret - board.ret, reward)
         board = packed
     next_cand = moves.candidates(inst, board)

@@ -127,15 +127,15 @@ def _left_out(inst: Instance, a, loss, masks):
 def pack(inst: Instance, board: Board, floor: jax.Array | None = None) -> Board:
     """The finished game's board with its units placed (offsets in columns, the grid filled), the
     units that fit nowhere dropped, and its return recomputed. With `floor` (`game.step`'s
-    `pack_floor`), every packing but the first (whose left-out units order the third) stops as
-    soon as the units it left out put it below the floor, and then counts as returning -inf: the
+    `pack_floor`): where the return with every unit placed is below it, no packing is made and
+    the return is -inf; else every packing but the first (whose left-out units order the third)
+    stops as soon as the units it left out put it below the floor, and then never wins. The
     result is the same wherever the packed return is at or above the floor by more than the
-    packings' tie tolerance."""
+    packings' tie tolerance (below, it may be another packing's, or -inf)."""
     n = inst.width.shape[0]
     rec = board.records
     ids = jnp.arange(n, dtype=jnp.int32)
-    action = (rec.bits & _ACTION).astype(jnp.int32)
-    placed = (ids < board.cursor) & (action != DROP)
+    placed = _placed(board)
     unit = jnp.where(placed, rec.offset.astype(jnp.int32), n)
     start, end = rec.alloc_start.astype(jnp.int32), rec.alloc_end.astype(jnp.int32)
     has = placed & (start >= 0)
@@ -148,14 +148,17 @@ def pack(inst: Instance, board: Board, floor: jax.Array | None = None) -> Board:
     longest = (ids, hull_start, -inst.width, hull_start - hull_end)
     area = inst.width.astype(jnp.float32) * (hull_end - hull_start + 1).astype(jnp.float32)
 
-    above = None if floor is None else _return(inst, placed)
+    above = None if floor is None else _return(inst, placed)  # (every unit placed: the most a packing returns)
+    below = False if floor is None else above[0] < floor  # (then no packing is made)
 
     def packing(order, lowest=False, first=True):
         limit = None if above is None else (*above, jnp.where(first, -jnp.inf, floor))
         grid, column, stopped = _pack_order(inst, order, count, unit, start, end, has, board.cells, lowest, limit)
         keep = placed & (column[jnp.minimum(unit, n - 1)] >= 0)
         ret, masks = _return(inst, keep)
-        return (jnp.where(stopped, -jnp.inf, ret), masks, grid, column, keep, jnp.sum(is_unit & (column >= 0)))
+        # (a packing that stopped never wins, not even a tie by the units it placed)
+        return (jnp.where(stopped, -jnp.inf, ret), masks, grid, column, keep,
+                jnp.where(stopped, -1, jnp.sum(is_unit & (column >= 0))))
 
     def better(best, other):  # `reference.better_packing`: a higher return, or within 1e-5 more units placed
         tol = 1e-5 * (jnp.abs(best[0]) + jnp.abs(other[0])) + 1e-7
@@ -180,12 +183,13 @@ def pack(inst: Instance, board: Board, floor: jax.Array | None = None) -> Board:
 
         # once a packing has placed every unit, no later one returns more or places more (and the
         # earlier wins a tie): the rest are skipped, a game alone (a batch's `cond` runs both)
-        return jax.lax.cond((k > 0) & (best[5] == count), lambda: (best, left_out), packed)
+        return jax.lax.cond(((k > 0) & (best[5] == count)) | below, lambda: (best, left_out), packed)
 
     shapes = jax.eval_shape(packing, by_width)
     empty = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
     best, _ = jax.lax.fori_loop(0, PACKINGS, one, (empty, jnp.zeros(n, bool)))
     ret, masks, grid, column, keep, _ = best
+    ret = jnp.where(below, -jnp.inf, ret)
     lost = placed & ~keep
     dtype = rec.offset.dtype
     records = rec.replace(
@@ -212,4 +216,12 @@ def _pack_finished(board, inst, on):
 @one_game_at_a_time(lambda carry, consts: consts[0].width.shape[-1])
 def _pack_finished_above(board, consts, on):
     inst, floor = consts
-    return maybe(on, lambda b: pack(inst, b, floor), board)
+    below = _return(inst, _placed(board))[0] < floor  # (as `pack` says, without its set-up)
+    board = maybe(on & ~below, lambda b: pack(inst, b, floor), board)
+    return board.replace(ret=jnp.where(on & below, -jnp.inf, board.ret))
+
+
+def _placed(board: Board) -> jax.Array:
+    """bool[N]: the buffers a finished game serves from fast memory."""
+    ids = jnp.arange(board.records.bits.shape[-1], dtype=jnp.int32)
+    return (ids < board.cursor) & ((board.records.bits & _ACTION).astype(jnp.int32) != DROP)
