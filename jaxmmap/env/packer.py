@@ -216,9 +216,7 @@ def _pack_finished(board, inst, on):
 @one_game_at_a_time(lambda carry, consts: consts[0].width.shape[-1])
 def _pack_finished_above(board, consts, on):
     inst, floor = consts
-    below = _return(inst, _placed(board))[0] < floor  # (as `pack` says, without its set-up)
-    board = maybe(on & ~below, lambda b: pack(inst, b, floor), board)
-    return board.replace(ret=jnp.where(on & below, -jnp.inf, board.ret))
+    return maybe(on, lambda b: pack(inst, b, floor), board)
 
 
 def _placed(board: Board) -> jax.Array:
