@@ -1,5 +1,5 @@
 #!/bin/bash
-# The agent cutting short the games that cannot beat the center (commit 329a55c), against the
+# The agent cutting short the games that cannot beat the center (commit a7b10f0), against the
 # code before (commit 7a527b4: every game played to its end and packed): 200 s on the two generated
 # tuning programs (3,001 and 8,999 buffers, outside the held-out split), seed 0, the game's own
 # return (--no-place), the deferred game with the early copy supply; one core a run, the two codes
