@@ -202,6 +202,13 @@ def fork(games: Games, instance: Instance, best: game.State, moves) -> Games:
     return games.replace(states=states, ready=ready, fork=state.replace(instance=None))
 
 
+def _pack_floor(instance: Instance, best: game.State) -> jax.Array:
+    """The return below which a game cannot beat the center `best`: its return less what packing
+    could add (`packer.dropping_gain_bound`) and the margins."""
+    ret = best.board.ret
+    return ret - dropping_gain_bound(instance) - PRUNE_MARGIN * jnp.abs(ret) - PRUNE_ABSOLUTE
+
+
 def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Context, best: game.State,
                 temp: jax.Array, moves, *, config: AgentConfig, one_by_one: bool | None = None,
                 prune: bool = True) -> Games:
@@ -219,9 +226,7 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
     n = instance.width.shape[0]
     best_actions = best.board.action
     limit = _move_limit(instance)
-    floor = None
-    if prune and instance.deferred:  # (below the center's return by what packing could add, and rounding)
-        floor = best.board.ret - dropping_gain_bound(instance) - PRUNE_MARGIN * jnp.abs(best.board.ret) - PRUNE_ABSOLUTE
+    floor = _pack_floor(instance, best) if prune and instance.deferred else None
 
     def one(game_state, key, record, prefix, window, rate, explore, direction, index, ready, same):
         directed = jnp.any(direction != 0)
