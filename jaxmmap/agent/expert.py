@@ -21,7 +21,7 @@ Each generation (one jitted function; `run_chunk` scans `generations_per_chunk` 
    the program rather than independent. Played one after the other (large programs on a CPU),
    the restarted games start from a fork: the center's moves replayed once, its state copied to
    each game at its prefix. The games that cannot beat the center are cut short
-   (`play_search(prune=...)`): one that has played only the center's moves stops past its
+   (`play_search(prune=...)`): one that has played only the center's moves ends past its
    window (it could only replay the center; it counts at the center's return), and in the
    deferred game one that ends below the center's return is lost, unpacked or as soon as its
    packings fall below (the logs count it lost; `mean_return` is the mean of the others).

@@ -219,9 +219,9 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
     `one_by_one` plays the games one after the other (default: `games_one_by_one`); the games
     are the same either way. With `prune`, the games that cannot beat the center (`best`), nor
     be learned from, are cut short: an exploring game that has played only the center's moves
-    stops once past its window (`duplicate`: it could only replay the center); in the deferred
-    game, one whose return before packing is below the center's ends lost instead of packed
-    (`game.step`'s `pack_floor`; the packer is most of a large game's last move)."""
+    ends (done, unfinished) once past its window (`duplicate`: it could only replay the center);
+    in the deferred game, one that ends below the center's return is lost, unpacked or once its
+    packings are (`game.step`'s `pack_floor`; the packer is most of a large game's last move)."""
     net = network(config)
     n = instance.width.shape[0]
     best_actions = best.board.action
@@ -230,6 +230,7 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
 
     def one(game_state, key, record, prefix, window, rate, explore, direction, index, ready, same):
         directed = jnp.any(direction != 0)
+        pack_floor = None if floor is None else jnp.where(explore, floor, -jnp.inf)  # (exploring games only)
 
         def cond(carry):
             state = carry[0]
@@ -265,7 +266,6 @@ def play_search(params, games: Games, instance: Instance, ctx: policy_lib.Contex
                           allowed=write(record["allowed"], other),
                           action=write(record["action"], action.astype(jnp.int32)),
                           count=record["count"] + deviated)
-            pack_floor = None if floor is None else jnp.where(explore, floor, -jnp.inf)
             same = same & on_path & (action == b)
             state = game.step(state, action.astype(jnp.int32), pack_floor)
             # (a copy of the center ends there: done, so that in a batch its moves cost nothing more)
