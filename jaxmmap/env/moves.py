@@ -219,7 +219,7 @@ def candidates(inst: Instance, board: Board) -> Candidates:
         unit = jnp.where(placed, goff, i)
         copy_off = unit
         x_off = jnp.where(is_out, unit, p_off)
-        peak = _load_peak(board, _new_rows(inst, board, g, placed, ctx["hull_start"], ctx["hull_end"], ctx["solid"],
+        peak = _load_peak(board, _new_rows(inst, board, i, placed, ctx["hull_start"], ctx["hull_end"], ctx["solid"],
                                            starts, ends))
         room = (width == 0) | (peak + width <= inst.columns)
         copy_ok &= room[0]
@@ -282,24 +282,29 @@ def _candidates(copy_ok, nocopy_ok, dropped, placed, pinned, copy_off, x_off, le
         hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"])
 
 
-def _new_rows(inst: Instance, board: Board, group, placed, hull_start, hull_end, solid, starts, ends) -> jax.Array:
-    """bool[R, T]: the steps of rectangles (starts, ends: int32[R]) that their unit does not hold
-    yet. A unit other than a placed alias group's holds none of them (a new unit, or a NoCopy that
-    goes on from where the tensor's allocation ends). A placed group's unit holds the rows of its
-    allocations: its hull when they form one interval (`solid`), else what the records say (one
-    pass over them, only where some game needs it: `_when`)."""
+def _new_rows(inst: Instance, board: Board, i, placed, hull_start, hull_end, solid, starts, ends) -> jax.Array:
+    """bool[R, T]: the steps of rectangles (starts, ends: int32[R]) that buffer i's unit does not
+    hold yet. A unit other than a placed alias group's holds none of them (a new unit, or a NoCopy
+    that goes on from where the tensor's allocation ends). A placed group's unit holds the rows of
+    its allocations: its hull when they form one interval (`solid`), else the union of the
+    allocations of its buffers below the cursor, read along the group's chain (`prev_in_group`:
+    a group's few buffers, rather than a pass over every record; only where some game needs it:
+    `_when`)."""
     num_steps = board.load.shape[0]
     k = jnp.arange(num_steps, dtype=jnp.int32)
     rect = (k >= starts[:, None]) & (k <= ends[:, None])
     grow = placed & (hull_start >= 0)
 
-    def held_rows(on):  # a difference array over the group's decided allocations
+    def held_rows(on):  # the group's buffers below the cursor: i itself if it is, then its chain
         rec = board.records
-        mine = on & (jnp.arange(inst.width.shape[0]) < board.cursor) & (inst.group == group) & (rec.alloc_start >= 0)
-        steps = jnp.zeros(num_steps + 1, jnp.int32)
-        steps = steps.at[jnp.where(mine, rec.alloc_start, num_steps)].add(1)
-        steps = steps.at[jnp.where(mine, rec.alloc_end + 1, num_steps)].add(-1)
-        return jnp.cumsum(steps)[:num_steps] > 0
+
+        def body(carry):
+            j, held = carry
+            s, e = rec.alloc_start[j].astype(jnp.int32), rec.alloc_end[j].astype(jnp.int32)
+            return inst.prev_in_group[j], held | ((s >= 0) & (k >= s) & (k <= e))
+
+        first = jnp.where(i < board.cursor, i, inst.prev_in_group[i])
+        return jax.lax.while_loop(lambda c: c[0] >= 0, body, (jnp.where(on, first, -1), jnp.zeros(num_steps, bool)))[1]
 
     hull = (k >= hull_start) & (k <= hull_end)
     held = jnp.where(solid, hull, _when(grow & ~solid, held_rows, jnp.zeros(num_steps, bool)))
@@ -350,7 +355,7 @@ def apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tup
                                   jnp.uint32(0))
 
     if inst.deferred:  # the steps the move adds to its unit hold `width` more columns each
-        grows = _new_rows(inst, board, inst.group[i], cand.group_placed, cand.hull_start, cand.hull_end, cand.solid,
+        grows = _new_rows(inst, board, i, cand.group_placed, cand.hull_start, cand.hull_end, cand.solid,
                           a_start[None], a_end[None])[0] & active & (a_start >= 0)
         cells, load = board.cells, board.load + jnp.where(grows, width, 0)
     else:
