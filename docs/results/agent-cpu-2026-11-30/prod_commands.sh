@@ -3,8 +3,9 @@
 # decisions (both its defaults now; given here as they were run), on the 15 suite instances with
 # room (at most 12,000 buffers, the heuristic 1% or more below the LP bound), 300 s, seed 0
 # (SEED=1 for seed 1); one core a run, two at a time, the persistent cache off.
-# ../agent-cpu-2026-12-01/prod.md: both seeds at commit 73a9917 (the directed games on greedy's
-# scores; 2026-12-01, seed 0 then seed 1). prod.md: both seeds at commit 69daab9 (the directed
+# ../agent-cpu-2026-12-01/prod.md: both seeds at commit 78f35a3 (the expert's games cut short where
+# they cannot beat the center; 2026-12-01, seed 0 then seed 1); prod_73a9917.md there: at commit
+# 73a9917 (the directed games on greedy's scores). prod.md: both seeds at commit 69daab9 (the directed
 # games on the network's logits; 2026-12-01, the seeds side by side, one core each);
 # prod_rate.md: both seeds before them, every game deviating at a rate (2026-11-30, commit 440684d).
 # Each run's JSON (`solve --json`) in out/; the table: python prod_collect.py. Run from an empty
