@@ -201,20 +201,13 @@ def pack(inst: Instance, board: Board, floor: jax.Array | None = None) -> Board:
 
 
 def pack_finished(inst: Instance, board: Board, on, floor: jax.Array | None = None) -> Board:
-    """`pack` where `on` (the move that ended the game); under `vmap`, only the games that end now
-    pack (`backup.one_game_at_a_time`)."""
-    if floor is None:
-        return _pack_finished(board, inst, on)
-    return _pack_finished_above(board, (inst, floor), on)
-
-
-@one_game_at_a_time(lambda carry, consts: consts.width.shape[-1])
-def _pack_finished(board, inst, on):
-    return maybe(on, lambda b: pack(inst, b), board)
+    """`pack` (with its `floor`, if any) where `on` (the move that ended the game); under `vmap`,
+    only the games that end now pack (`backup.one_game_at_a_time`)."""
+    return _pack_finished(board, (inst, floor), on)
 
 
 @one_game_at_a_time(lambda carry, consts: consts[0].width.shape[-1])
-def _pack_finished_above(board, consts, on):
+def _pack_finished(board, consts, on):
     inst, floor = consts
     return maybe(on, lambda b: pack(inst, b, floor), board)
 
