@@ -20,15 +20,15 @@ import numpy as np
 from jaxmmap.agent import generalist as generalist_lib
 from jaxmmap.agent import guide as guide_lib
 from jaxmmap.agent import search
-from jaxmmap.agent.config import MODES, AgentConfig
+from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.expert_games import default_games
 from jaxmmap.agent.loop import agent_config, fit
-from jaxmmap.agent.networks import NetworkConfig
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import observation
 from jaxmmap.env.instance import make_instance
 from jaxmmap.env.rollout import nth_game, start, to_solution, won_returns
+from jaxmmap.solvers.agents._options import AGENT_OPTIONS, COUNT, RUN_OPTIONS
 from jaxmmap.solvers.base import (
     ALONE_RATE,
     Anytime,
@@ -42,7 +42,7 @@ from jaxmmap.solvers.base import (
 from jaxmmap.solvers.heuristic import PLAN_SHARE, from_plan, heuristic, play_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, RESTARTS, place
 from jaxmmap.solvers.simple import greedy
-from jaxmmap.solvers.spec import FROM_HEURISTIC, PADDING, Option, check, declare
+from jaxmmap.solvers.spec import FROM_HEURISTIC, Option, check, declare
 
 __all__ = ["generalist", "mcts", "muzero", "prod", "teacher"]
 
@@ -402,80 +402,15 @@ def teacher(problem: Problem, rules: Rules, *, budget_s: float = 30.0) -> tuple[
     return (*best, planned)
 
 
-_COUNT, _SHARE, _RATE = "[1, inf)", "[0, 1]", "(0, inf)"
-_NETWORK = {  # NetworkConfig's fields (lists: widths per layer or stage)
-    "grid_channels": Option(int, _COUNT, "channels of the grid ResNet's stages", length=0),
-    "grid_blocks": Option(int, _COUNT, "residual blocks per stage"),
-    "profile_channels": Option(int, _COUNT, "channels of the convolutions over the memory profile", length=0),
-    "profile_strides": Option(int, _COUNT, "their strides", length=0),
-    "profile_bins": Option(int, _COUNT, "positions the profile is pooled to"),
-    "feature_width": Option(int, _COUNT, "width of the feature embeddings"),
-    "torso": Option(int, _COUNT, "hidden widths of the torso MLP", length=0),
-    "embedding": Option(int, _COUNT, "size of the hidden state"),
-    "head": Option(int, _COUNT, "hidden widths of the policy, value and reward MLPs", length=0),
-    "dynamics": Option(int, _COUNT, "hidden widths of the dynamics MLP", length=0),
-    "support_size": Option(int, _COUNT, "atoms of the value and reward supports"),
-    "normalize": Option(str, choices=("minmax", "layernorm")),
-    "grid": Option(bool, doc="encode the grid window and the profile (else the feature groups only)"),
-    "decision": Option(int, _COUNT, "hidden widths of the expert mode's network", length=0),
-}
-#: `AgentConfig`'s fields, the options of `muzero` and `muzero-prod` (the config's docstring says more).
-AGENT_OPTIONS = {
-    "mode": Option(str, doc="expert iteration, the paper's agent, or its ablations", choices=MODES),
-    "games": Option(int, _COUNT, "games played in parallel"),
-    "num_simulations": Option(int, _COUNT, "simulations per search"),
-    "gumbel": Option(bool, doc="Gumbel MuZero instead of PUCT and noise"),
-    "dirichlet_fraction": Option(float, _SHARE, "share of the root's noise"),
-    "dirichlet_alpha": Option(float, _RATE, "concentration of the root's noise"),
-    "init_temperature": Option(float, _RATE, "the action temperature at the start"),
-    "final_temperature": Option(float, "[0, inf)", "the action temperature at the end (0: greedy)"),
-    "temperature_decay": Option(float, _SHARE, "the run's share at which the temperature falls"),
-    "stagger": Option(bool, doc="the first batch's games start at staggered moves"),
-    "discount": Option(float, _SHARE, "the return's discount factor"),
-    "replay_size": Option(int, _COUNT, "positions the replay keeps"),
-    "batch_size": Option(int, _COUNT, "the learner's batch"),
-    "learning_rate": Option(float, "[0, inf)", "the learner's (0: no learning)"),
-    "weight_decay": Option(float, "[0, inf)"),
-    "max_grad_norm": Option(float, _RATE, "gradients clipped to this norm (null: not clipped)", null=True),
-    "unroll_steps": Option(int, _COUNT, "K of the K-step unrolled model losses (mode muzero)"),
-    "td_steps": Option(int, _COUNT, "n of the n-step value targets"),
-    "reanalyse_fraction": Option(float, _SHARE, "share of every batch reanalysed (mode muzero)"),
-    "demonstration_fraction": Option(float, "[0, 1)", "share of every batch from the demonstration"),
-    "pretrained": Option(bool, doc="the expert mode's network starts from the shipped generalist's"),
-    "target_update_interval": Option(int, _COUNT, "learner steps between copies into the target network"),
-    "value_loss_weight": Option(float, "[0, inf)"),
-    "entropy_weight": Option(float, "[0, inf)", "no_search's policy-gradient bonus"),
-    "moves_per_update": Option(int, _COUNT, "self-play moves per learner step"),
-    "min_replay_moves": Option(int, _COUNT, "moves per game the replay holds before the learner starts"),
-    "updates_per_chunk": Option(int, _COUNT, "learner steps in one jitted chunk"),
-    "restart_fraction": Option(float, _SHARE, "share of the expert's games that restart from the best's prefix"),
-    "deviation_min": Option(float, "(0, 1]", "lowest deviation rate of an expert's game"),
-    "deviation_max": Option(float, "(0, 1]", "highest deviation rate of an expert's game"),
-    "deviation_window": Option(float, _SHARE, "share of the expert's games that deviate inside a window only"),
-    "directed_share": Option(float, _SHARE, "share of the expert's games that deviate along a random direction"),
-    "direction_scale": Option(float, "(0, inf)", "typical scale of a directed game's direction"),
-    "elites": Option(int, _COUNT, "games of a generation the network learns from (expert mode)"),
-    "learner_steps": Option(int, _COUNT, "learner steps per generation (expert mode)"),
-    "generations_per_chunk": Option(int, _COUNT, "generations in one jitted chunk (expert mode)"),
-    "network": Option(NetworkConfig, doc="the networks' sizes", fields=_NETWORK),
-}
-_RUN = {  # options of `muzero` that `muzero-prod` passes on
-    "max_iterations": Option(int, "[0, inf)", "stop after this many learner iterations", null=True),
-    "padding": PADDING,
-    "demonstration": Option(np.ndarray, doc="a won game's actions, to learn from", null=True),
-    "progress": Option(bool, doc="a progress bar on stderr"),
-}
-
-
 def _check_agent(options: dict) -> None:
     """AgentConfig's own checks (mode, replay and horizon, elites, fractions) on its fields among `options`."""
     agent_config(**{k: v for k, v in options.items() if k in AGENT_OPTIONS})
 
 
 declare(muzero, {
-    **_RUN,
+    **RUN_OPTIONS,
     "workdir": Option(str, doc="keep the run's logs and checkpoints there, and resume from them", null=True),
-    "checkpoint_every": Option(int, _COUNT, "chunks between checkpoints (with workdir)"),
+    "checkpoint_every": Option(int, COUNT, "chunks between checkpoints (with workdir)"),
     "from_heuristic": FROM_HEURISTIC,
     "place_share": Option(float, "[0, 1)", "the budget's share that places the best game (null: PLACE_ROUNDS_SHARE)",
                           null=True),
@@ -486,13 +421,13 @@ declare(prod, {
     "heuristic_first": Option(bool, doc="the heuristic's solution first (else the agent's alone)"),
     "from_heuristic": FROM_HEURISTIC,
     "on_solution": Option(Callable, doc="told each solution found, (kind, solution)", null=True),
-    **_RUN, **AGENT_OPTIONS,
+    **RUN_OPTIONS, **AGENT_OPTIONS,
 }, check=_check_agent)
 declare(mcts, {
-    "games": Option(int, _COUNT, "games per batch"),
-    "num_simulations": Option(int, _COUNT, "simulations per search"),
+    "games": Option(int, COUNT, "games per batch"),
+    "num_simulations": Option(int, COUNT, "simulations per search"),
     "gumbel": Option(bool, doc="Gumbel MuZero's search instead of PUCT and noise"),
-    "max_batches": Option(int, _COUNT, "stop after this many batches", null=True),
+    "max_batches": Option(int, COUNT, "stop after this many batches", null=True),
 })
 declare(generalist, {
     "samples": Option(bool, doc="then games drawn from the network's policy while the budget lasts"),
