@@ -252,7 +252,8 @@ def test_prod_without_the_heuristic_tells_the_agents_game_and_its_placement():
 
 def test_prod_improves_the_better_of_the_agents_placed_game_and_the_heuristics(monkeypatch):
     """The agent gets `1 - PLACE_SHARE` of what the heuristic leaves; the placer's last moves
-    start from the better of the agent's placed game and the heuristic's solution."""
+    start from the better of the agent's placed game and the heuristic's solution, and, once
+    they stop paying with seconds left, from the other (on a tiny program they stop at once)."""
     problem = tiny(0)
     budgets, starts = [], []
     greedy_game = solve(problem, "greedy", budget_s=10, rules=RULES, place=False)
@@ -272,10 +273,34 @@ def test_prod_improves_the_better_of_the_agents_placed_game_and_the_heuristics(m
     result = agents.prod(problem, 20, 0, rules=RULES)
     assert 0 < budgets[-1] <= 20 * (1 - agents.PLACE_SHARE) + 1e-6
     heuristic_ret, placed_ret = result.info["heuristic"], result.info["agent_placed"]
-    assert starts[-1].ret == max(heuristic_ret, placed_ret)
-    assert result.info["improved"] == ("agent" if placed_ret > heuristic_ret else "heuristic")
-    assert result.info["placed_start"] == ("decisions" if placed_ret > heuristic_ret else "heuristic")
-    assert validate(problem, result.solution).ok and result.solution.ret >= heuristic_ret
+    assert [s.ret for s in starts[-2:]] == sorted([heuristic_ret, placed_ret], reverse=True)
+    assert result.info["improved"] in ("agent", "heuristic")
+    assert result.info["placed_start"] == ("decisions" if result.info["improved"] == "agent" else "heuristic")
+    assert validate(problem, result.solution).ok and result.solution.ret >= max(heuristic_ret, placed_ret)
+
+
+@pytest.mark.parametrize("left, descended", [(60.0, ["game placed", "heuristic's"]), (5.0, ["game placed"])])
+def test_prod_descends_from_its_other_start_with_the_seconds_left(monkeypatch, left, descended):
+    """Prod's last moves start from the higher of the agent's placed game and the heuristic's
+    solution; with `OTHER_START_S` left once they stop paying, also from the other, and the
+    higher descent is written, named by its start (as on alexnet_train: the agent's placed game
+    the higher start, the heuristic's the higher optimum)."""
+    from types import SimpleNamespace as S
+    heuristic, placed = S(ret=10.0, name="heuristic's"), S(ret=11.0, name="game placed")
+    optimum = {"heuristic's": 13.0, "game placed": 11.0}  # (the game's moves find nothing)
+    order = []
+
+    def place(problem, solution, *, moves=None, **kwargs):
+        if moves == 0:
+            return placed
+        order.append(solution.name)
+        return S(ret=optimum[solution.name], name=solution.name)
+
+    monkeypatch.setattr(agents, "place", place)
+    best, (start, placed_ret) = agents._place_last(tiny(0), RULES, 0, left, "game", S(solution=heuristic),
+                                                    lambda *a: None)
+    assert order == descended and placed_ret == 11.0
+    assert (start, best.ret) == (("heuristic", 13.0) if len(descended) == 2 else ("agent", 11.0))
 
 
 def test_unplaced_muzero_keeps_its_games_own_solution(monkeypatch):
