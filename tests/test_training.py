@@ -598,11 +598,13 @@ def test_the_evaluation_game_is_played_once_for_each_version_of_the_network():
     problem = generate(2, num_instructions=30, memory_fraction=0.3)
     instance = make_instance(problem, RULES)
     gap = expert.EVALUATION_GAP
+    # (jitted: eager, `begin` compiles its loops at every call, and this test calls it 72 times)
+    begin = jax.jit(expert.begin, static_argnames="config")
     for config in (_expert(learning_rate=0.0, generations_per_chunk=1), _expert(generations_per_chunk=1)):
         state = expert.init(instance, config, seed=0)
         evaluations, learned, last, since = [], [], -gap, False
         for g in range(2 * gap + 4):
-            evaluations.append(not bool(expert.begin(state, instance, config=config).explore[0]))
+            evaluations.append(not bool(begin(state, instance, config=config).explore[0]))
             state, metrics = expert.run_chunk(state, instance, jnp.float32(0.5), config=config)
             learned.append(bool(metrics["learned"][0]))
             assert np.isfinite(metrics["evaluation_return"][0])  # (the last evaluation game's return)
