@@ -273,22 +273,26 @@ def test_prod_improves_the_better_of_the_agents_placed_game_and_the_heuristics(m
     result = agents.prod(problem, 20, 0, rules=RULES)
     assert 0 < budgets[-1] <= 20 * (1 - agents.PLACE_SHARE) + 1e-6
     heuristic_ret, placed_ret = result.info["heuristic"], result.info["agent_placed"]
-    assert [s.ret for s in starts[-2:]] == sorted([heuristic_ret, placed_ret], reverse=True)
-    assert result.info["improved"] in ("agent", "heuristic")
+    assert [s.ret for s in starts[:2]] == sorted([heuristic_ret, placed_ret], reverse=True)
+    assert all(s.ret < heuristic_ret for s in starts[2:])  # (the heuristic's plan, before its moves)
+    assert result.info["improved"] in ("agent", "heuristic", "plan")
     assert result.info["placed_start"] == ("decisions" if result.info["improved"] == "agent" else "heuristic")
     assert validate(problem, result.solution).ok and result.solution.ret >= max(heuristic_ret, placed_ret)
 
 
-@pytest.mark.parametrize("left, descended", [(60.0, ["game placed", "heuristic's"]), (5.0, ["game placed"])])
-def test_prod_descends_from_its_other_start_with_the_seconds_left(monkeypatch, left, descended):
+@pytest.mark.parametrize("left, kept, descended", [
+    (60.0, 1, ["game placed", "heuristic's", "plan"]), (60.0, 0, ["game placed", "heuristic's"]),
+    (5.0, 1, ["game placed"])])
+def test_prod_descends_from_its_other_starts_with_the_seconds_left(monkeypatch, left, kept, descended):
     """Prod's last moves start from the higher of the agent's placed game and the heuristic's
-    solution; with `OTHER_START_S` left once they stop paying, also from the other, and the
-    higher descent is written, named by its start (as on alexnet_train: the agent's placed game
-    the higher start, the heuristic's the higher optimum)."""
+    solution; with `OTHER_START_S` left once they stop paying, also from the other, then from the
+    heuristic's plan before its local moves (where those moves kept any), and the highest descent
+    is written, named by its start (as on alexnet_train: the agent's placed game the higher start,
+    the heuristic's solution a higher optimum, its plan a higher one still)."""
     from types import SimpleNamespace as S
     heuristic, placed = S(ret=10.0, name="heuristic's"), S(ret=11.0, name="game placed")
-    optimum = {"heuristic's": 13.0, "game placed": 11.0}  # (the game's moves find nothing)
-    order = []
+    optimum = {"heuristic's": 13.0, "game placed": 11.0, "plan": 14.0}  # (the game's moves find nothing)
+    order, planned = [], []
 
     def place(problem, solution, *, moves=None, **kwargs):
         if moves == 0:
@@ -296,11 +300,18 @@ def test_prod_descends_from_its_other_start_with_the_seconds_left(monkeypatch, l
         order.append(solution.name)
         return S(ret=optimum[solution.name], name=solution.name)
 
+    def plan(problem, rules, *, pins, deadline):
+        planned.append(pins)
+        return S(solution=S(ret=9.0, name="plan"))
+
     monkeypatch.setattr(agents, "place", place)
-    best, (start, placed_ret) = agents._place_last(tiny(0), RULES, 0, left, "game", S(solution=heuristic),
-                                                    lambda *a: None)
+    monkeypatch.setattr(agents, "heuristic_plan", plan)
+    base = S(solution=heuristic, info={"moves": [kept, 64], "chosen": "first"})
+    best, (start, placed_ret) = agents._place_last(tiny(0), RULES, 0, left, "game", base, lambda *a: None)
     assert order == descended and placed_ret == 11.0
-    assert (start, best.ret) == (("heuristic", 13.0) if len(descended) == 2 else ("agent", 11.0))
+    assert planned == (["first"] if kept and left > agents.OTHER_START_S else [])  # (the plan of its pins)
+    written = {1: ("agent", 11.0), 2: ("heuristic", 13.0), 3: ("plan", 14.0)}[len(descended)]
+    assert (start, best.ret) == written
 
 
 def test_unplaced_muzero_keeps_its_games_own_solution(monkeypatch):

@@ -40,6 +40,7 @@ from jaxmmap.solvers.base import (
     play_on_the_clock,
 )
 from jaxmmap.solvers.heuristic import PLAN_SHARE, from_plan, heuristic, play_plan
+from jaxmmap.solvers.heuristic import plan as heuristic_plan
 from jaxmmap.solvers.placer import PLACE_SHARE, RESTARTS, place
 from jaxmmap.solvers.simple import greedy
 from jaxmmap.solvers.spec import FROM_HEURISTIC, Option, check, declare
@@ -232,10 +233,10 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     `HEURISTIC_SHARE` of the budget), then the agent for the rest of the budget but `PLACE_SHARE`
     of it, its best game placed physically (`placer.place`); then the placer's local moves, with
     the rest of the budget, improve the better of that placed game and the heuristic's solution,
-    then the other where they stop paying early (`_place_last`; the heuristic's solution alone
-    if no agent game finished). The heuristic's seconds count
-    against the budget; the result is never below the heuristic's. With a
-    `demonstration_fraction`, the agent also learns from the heuristic's decisions as the game
+    then the other, then the heuristic's plan before its local moves, each where the ones before
+    stop paying early (`_place_last`; the heuristic's solution alone if no agent game finished).
+    The heuristic's seconds count against the budget; the result is never below the heuristic's.
+    With a `demonstration_fraction`, the agent also learns from the heuristic's decisions as the game
     plays them. Options are `muzero`'s.
 
     `from_heuristic` (None: in the deferred game only, as `muzero`) starts the agent's search from
@@ -245,8 +246,9 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
     with `config.prod=False`). `on_solution(kind, solution)` is told each solution when it is
     found: "heuristic" (before the agent starts, so that a long run can write it), "agent" (the
     agent's best game) and "placed" (that game placed, before the last moves).
-    `info["improved"]` says which start the last local moves improved ("agent" or "heuristic"); as
-    for a game solver (`solve`), `raw_return`, `played` and `placed_start` ("decisions" or "heuristic")."""
+    `info["improved"]` says which start the last local moves improved ("agent", "heuristic" or
+    "plan"); as for a game solver (`solve`), `raw_return`, `played` and `placed_start`
+    ("decisions" or "heuristic": the heuristic's solution or its plan)."""
     start = time.perf_counter()
     tell = on_solution or (lambda kind, solution: None)
     base, trace = None, []
@@ -291,9 +293,9 @@ def _place_last(problem: Problem, rules: Rules, seed: int, left: float, game, ba
     """Prod's last step, with `left` seconds: the agent's `game` placed (a plan of its
     decisions, grown; no moves), then the placer's local moves on the better of that and the
     heuristic's solution (`base`); and where those moves stop paying with seconds left
-    (`OTHER_START_S`), the moves from the other of the two, the better result kept. Returns the
-    result and (the start improved, "agent" or "heuristic", and the agent's placed return or
-    None)."""
+    (`OTHER_START_S`), the moves from the other of the two, then from the heuristic's plan before
+    its local moves, the best result kept. Returns the result and (the start improved, "agent",
+    "heuristic" or "plan", and the agent's placed return or None)."""
     began = time.perf_counter()
     if game is None:  # (the heuristic's solution is placed by its plan: only the moves)
         return (place(problem, base.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed, replan=False,
@@ -303,11 +305,15 @@ def _place_last(problem: Problem, rules: Rules, seed: int, left: float, game, ba
     tell("placed", first)
     starts = [("agent", first)] + ([] if base is None else [("heuristic", base.solution)])
     starts.sort(key=lambda s: -s[1].ret)  # (on a tie the agent's first)
+    if base is not None:  # (made only where its turn comes)
+        starts.append(("plan", lambda: _heuristic_plan(problem, rules, base, began + left)))
     best = None
     for name, origin in starts:
         rest = left - (time.perf_counter() - began)
         if best is not None and rest < OTHER_START_S:
             break
+        if callable(origin) and (origin := origin()) is None:
+            continue
         # (both starts are placed already: the heuristic's by its plan, the game by the call above)
         better = place(problem, origin, rules=rules, budget_s=max(rest, 1e-3), seed=seed, replan=False,
                        restarts=RESTARTS)
@@ -316,10 +322,20 @@ def _place_last(problem: Problem, rules: Rules, seed: int, left: float, game, ba
     return best[1], (best[0], float(first.ret))
 
 
-#: Prod descends from the second of its two starts (the agent's placed game and the heuristic's
-#: solution) when the descents from the first stop paying with at least this many seconds left.
-#: A game's decisions and the heuristic's lead the moves to different optima (alexnet_train: the
-#: agent's placed game the higher start, the heuristic's the higher optimum).
+def _heuristic_plan(problem: Problem, rules: Rules, base: Result, deadline: float):
+    """The heuristic's best plan before its local moves (`base.info`: made again, the same plan),
+    or None where those moves kept nothing (the plan is then the heuristic's solution)."""
+    if not base.info.get("moves", (0,))[0]:
+        return None
+    made = heuristic_plan(problem, rules, pins=base.info["chosen"], deadline=deadline).solution
+    return made if made.ret < base.solution.ret else None
+
+
+#: Prod descends from its next start (the agent's placed game and the heuristic's solution, the
+#: higher first; then the heuristic's plan before its local moves) when the descents from the
+#: ones before stop paying with at least this many seconds left. Different starts lead the moves
+#: to different optima (alexnet_train: the agent's placed game the higher start, the heuristic's
+#: solution the higher optimum, and its plan, lower than both, a higher one still).
 OTHER_START_S = 10.0
 
 
