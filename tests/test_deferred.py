@@ -202,13 +202,17 @@ def test_a_game_ending_below_its_pack_floor_is_lost():
     step = jax.jit(game.step)
     init = game.init(instance, backup=True)
 
+    @jax.jit
+    def move(state):  # greedy's move, and the return after it before packing
+        action = greedy_policy(jax.random.key(0), state)
+        return action, state.board.ret + game.action_rewards(state)[action]
+
     def play(floor):  # greedy's game, and its return after the last move before packing
         state, unpacked = init, None
         while not bool(state.done):
-            action = greedy_policy(jax.random.key(0), state)
-            unpacked = float(state.board.ret) + float(game.action_rewards(state)[action])
+            action, unpacked = move(state)
             state = step(state, action, None if floor is None else jnp.float32(floor))
-        return state, unpacked
+        return state, float(unpacked)
 
     plain, unpacked = play(None)
     packed = float(plain.board.ret)
