@@ -56,7 +56,7 @@ CACHE = os.environ.get("JAXMMAP_TEST_XLA_CACHE", os.path.join(tempfile.gettempdi
 os.environ["JAXMMAP_COMPILATION_CACHE"] = CACHE
 if CACHE.lower() not in ("off", "0", "none", ""):
     jax.config.update("jax_compilation_cache_dir", CACHE)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 # `benchmarks.suite.workloads` (the zoo of real programs) lives beside the package, not in it.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))

@@ -216,6 +216,8 @@ def test_muzero_on_a_large_program_starts_from_single_games_and_returns_them_if_
     check_trace(result)
 
 
+@pytest.mark.slow  # (13-20 s, its budget; by default
+# test_pretrained_muzero_places_its_best_game_with_the_shipped_networks_guide places with a place share of 0.5)
 def test_muzero_with_a_place_share_searches_for_the_rest_and_then_places_its_best_game(monkeypatch):
     """`place_share`: the search gets `1 - place_share` of the budget; the rest places its best
     game physically (descending again while it lasts); `info["game"]` keeps the game's return."""
@@ -364,6 +366,8 @@ def test_from_the_heuristic_in_the_deferred_game_never_below_the_plans_game(name
     assert not run_with(name, problem, RULES, budget).info["from_heuristic"]
 
 
+@pytest.mark.slow  # (14 s on an empty compilation cache; by default
+# test_from_the_heuristic_in_the_deferred_game_never_below_the_plans_game: ES's first generation plays the plan's game)
 def test_es_plays_the_plans_game_in_its_first_batch():
     """Where a game of its first batch is ended inside the batch, ES plays the plan's game as its
     mean's game of the first generation (`member_policy`'s `follow`): the same game as the

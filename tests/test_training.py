@@ -287,6 +287,8 @@ def test_windowed_deviations_change_the_center_only_inside_their_window():
     assert changed[True] < 0.5 * changed[False]  # (20.5 and 7.8 moves)
 
 
+@pytest.mark.slow  # (41 s on an empty compilation cache; by default test_pruned_games_could_not_have_beaten_the_center
+# plays a generation batched and one by one, restarts from the fork included, and test_budgets.py plays games in slices)
 @pytest.mark.xdist_group("expert")
 def test_a_generations_games_one_by_one_are_its_batched_games():
     # On a CPU above ONE_BY_ONE_ABOVE padded buffers the games play one after the other
