@@ -314,7 +314,7 @@ def _place_last(problem: Problem, rules: Rules, seed: int, left: float, game, ba
             break
         if callable(origin) and (origin := origin()) is None:
             continue
-        # (both starts are placed already: the heuristic's by its plan, the game by the call above)
+        # (every start is placed already: the heuristic's solution and plan by its plan, the game above)
         better = place(problem, origin, rules=rules, budget_s=max(rest, 1e-3), seed=seed, replan=False,
                        restarts=RESTARTS)
         if best is None or better.ret > best[1].ret:
