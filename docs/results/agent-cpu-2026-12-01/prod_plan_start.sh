@@ -6,15 +6,5 @@
 # Both seeds, 300 s, prod.md's protocol (prod_commands.sh in ../agent-cpu-2026-11-30/): one core a
 # seed, the seeds side by side, the persistent cache off (2026-12-01). Run from an empty folder:
 # bash prod_plan_start.sh; then python prod_plan_start.py > prod_plan_start.txt.
-R=$(cd "$(dirname "$0")/../../.." && pwd)
-export JAXMMAP_COMPILATION_CACHE=off PYTHONPATH=$R
-run() {  # CORE SEED
-  for i in alexnet_train_b32@tpu_v4i resnet18_infer@tpu_v4i-30 resnet50_infer@gpu transformer_bf16_infer@tpu_v4i-30 \
-      gpt_small_train@tpu_v4i-30 resnet18_train@gpu; do
-    taskset -c $1 python -m jaxmmap solve suite:$i --solver muzero-prod --budget 300 --seed $2 \
-      --placement deferred --copy-supply early --option from_heuristic=true --json \
-      -o out/${i//@/_}-s$2.sol.json > out/${i//@/_}-s$2.json 2> out/${i//@/_}-s$2.log
-  done
-}
-mkdir -p out
-run 0 0 & run 1 1 & wait
+bash "$(dirname "$0")/prod_other_start.sh" alexnet_train_b32@tpu_v4i resnet18_infer@tpu_v4i-30 resnet50_infer@gpu \
+  transformer_bf16_infer@tpu_v4i-30 gpt_small_train@tpu_v4i-30 resnet18_train@gpu
