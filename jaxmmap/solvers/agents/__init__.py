@@ -325,10 +325,9 @@ def _place_last(problem: Problem, rules: Rules, seed: int, left: float, game, ba
 def _heuristic_plan(problem: Problem, rules: Rules, base: Result, deadline: float):
     """The heuristic's best plan before its local moves (`base.info`: made again, the same plan),
     or None where those moves kept nothing (the plan is then the heuristic's solution)."""
-    if not base.info.get("moves", (0,))[0]:
+    if not base.info["moves"][0]:  # ([kept, tried])
         return None
-    made = heuristic_plan(problem, rules, pins=base.info["chosen"], deadline=deadline).solution
-    return made if made.ret < base.solution.ret else None
+    return heuristic_plan(problem, rules, pins=base.info["chosen"], deadline=deadline).solution
 
 
 #: Prod descends from its next start (the agent's placed game and the heuristic's solution, the
