@@ -17,6 +17,7 @@ import pytest
 from builders import PAD, RULES, expert_config
 
 from jaxmmap import Rules, bundled, generate, load_solution, make_instance, save_solution, validate
+from jaxmmap.agent import expert
 from jaxmmap.agent.config import AgentConfig
 from jaxmmap.agent.loop import fit, keep_best
 from jaxmmap.cli import main
@@ -237,7 +238,10 @@ def test_a_resumed_run_keeps_its_best_solution_and_logs_each_step_once(tmp_path)
     save_solution(best, os.path.join(workdir, "solution.json"))  # e.g. train.py's prod heuristic
     with open(os.path.join(workdir, "metrics.jsonl"), "a") as f:
         f.write('{"iteration": 6, "finis')  # a kill during a write
+    compiled = expert.run_chunk._cache_size()
     resumed = fit(problem, config, rules=RULES, max_iterations=8, padding=PAD, workdir=workdir)
+    # the restored state is placed as a fresh one: the chunk the first run compiled serves
+    assert expert.run_chunk._cache_size() == compiled
     assert load_solution(os.path.join(workdir, "solution.json")).ret >= best.ret
     rows = read_jsonl(os.path.join(workdir, "metrics.jsonl"))
     assert [r["iteration"] for r in rows] == [2, 4, 6, 8]

@@ -36,6 +36,7 @@ import shutil
 import sys
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
@@ -170,6 +171,13 @@ def _checkpoints(workdir: str):
                                  options=ocp.CheckpointManagerOptions(max_to_keep=2))
 
 
+def _placed_like(fresh: jax.Array, restored: jax.Array) -> jax.Array:
+    """`restored` placed as `fresh` is: orbax commits every array to its device, and a fresh
+    state's are not, so that a jitted chunk fed the restored state would compile again (another
+    program, which the persistent compilation cache does not hold from the fresh run)."""
+    return restored if fresh.committed else jnp.asarray(np.asarray(restored))
+
+
 def _restore(workdir: str, state):
     """(manager, state, step): the newest checkpoint that can be read, restored into `state`'s
     shapes (step None: none, `state` unchanged). One that cannot be read is moved to
@@ -189,7 +197,8 @@ def _restore(workdir: str, state):
                 return manager, state, None
             try:
                 _verify(workdir, steps[0])
-                return manager, manager.restore(steps[0], args=ocp.args.StandardRestore(abstract)), steps[0]
+                restored = manager.restore(steps[0], args=ocp.args.StandardRestore(abstract))
+                return manager, jax.tree.map(_placed_like, state, restored), steps[0]
             except Exception as e:  # noqa: BLE001 - any unreadable file of the checkpoint
                 manager.close()
                 failure = e
