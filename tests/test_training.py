@@ -209,11 +209,11 @@ def _expert(**changes) -> AgentConfig:
 def test_the_expert_mode_searches_around_its_best_game_and_learns_from_the_improvements():
     problem = generate(2, num_instructions=30, memory_fraction=0.3)  # room for improvements
     instance = make_instance(problem, RULES)
-    config = _expert()
+    config = _expert(generations_per_chunk=1)  # (and `frozen`: the evaluation-game test's configs, compiled once)
     state = expert.init(instance, config, seed=0)
     assert not np.isfinite(float(state.best_return))
     returns, learned = [], []
-    for _ in range(4):
+    for _ in range(8):
         state, metrics = expert.run_chunk(state, instance, jnp.float32(0.5), config=config)
         metrics = jax.device_get(metrics)
         returns += list(metrics["best_return"])
@@ -229,7 +229,7 @@ def test_the_expert_mode_searches_around_its_best_game_and_learns_from_the_impro
     fresh = expert.init(instance, config, seed=0).learner.params
     assert not all(np.allclose(a, b) for a, b in zip(jax.tree.leaves(fresh),
                                                     jax.tree.leaves(state.learner.params)))
-    frozen = _expert(learning_rate=0.0)  # the ablation "search without learning"
+    frozen = _expert(learning_rate=0.0, generations_per_chunk=1)  # the ablation "search without learning"
     state = expert.init(instance, frozen, seed=0)
     state, metrics = expert.run_chunk(state, instance, jnp.float32(0.5), config=frozen)
     chex.assert_trees_all_equal(fresh, state.learner.params)
@@ -336,7 +336,7 @@ def test_pruned_games_could_not_have_beaten_the_center():
     # are the same games, batched or one by one; played out, each stopped one is the center's
     # game, each lost one below it. The generation's end is the same: a stopped game counts at
     # the center's return and the center is kept.
-    problem = generate(3, num_instructions=120, memory_fraction=0.3)
+    problem = generate(3, num_instructions=80, memory_fraction=0.3)
     instance = make_instance(problem, Rules(columns=32, placement="deferred", copy_supply="early"))
     config = _expert(games=16, restart_fraction=1.0)
     n = problem.num_buffers
@@ -382,7 +382,7 @@ def test_a_directed_game_is_an_es_member_around_the_center():
     # skips the network), while the evaluation game plays the learned network's argmax, not
     # greedy's. With a large direction the games differ, and each recorded deviation is a move
     # other than the center's.
-    problem = generate(3, num_instructions=200, memory_fraction=0.3)
+    problem = generate(3, num_instructions=120, memory_fraction=0.3)
     instance = make_instance(problem, RULES)
     n = problem.num_buffers
     center = rollout(instance, jax.random.key(1), random_policy, backup=True)  # (far from greedy's)
