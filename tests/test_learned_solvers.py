@@ -71,7 +71,9 @@ def test_features_shapes_finite_and_greedy_start():
                 return game.step(state, a), legal
             return jax.lax.scan(step, game.init(instance, backup=True), keys)
 
-        others = [noisy_game(p, s) for p in noisy for s in (False, True)]
+        # (the linear one by its argmax, the MLP sampled: each noisy game is another copy of the
+        # game's step to compile)
+        others = [noisy_game(p, s) for p, s in zip(noisy, (False, True))]
         return ctx, final, out, others
 
     ctx, final, (phi, legal, ours, greedy, done), others = play(instance)
