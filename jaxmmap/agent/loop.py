@@ -173,8 +173,8 @@ def _checkpoints(workdir: str):
 
 def _placed_like(fresh: jax.Array, restored: jax.Array) -> jax.Array:
     """`restored` placed as `fresh` is: orbax commits every array to its device, and a fresh
-    state's are not, so that a jitted chunk fed the restored state would compile again (another
-    program, which the persistent compilation cache does not hold from the fresh run)."""
+    state's are not, so that a jitted chunk fed the restored state would be traced and compiled
+    again (in the tests, a program the persistent compilation cache did not hold)."""
     return restored if fresh.committed else jnp.asarray(np.asarray(restored))
 
 
