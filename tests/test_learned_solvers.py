@@ -194,7 +194,7 @@ def test_prod_starts_from_the_heuristic_where_single_games_keep_checkpoints(monk
     pytree structure error on programs of more than 2,048 buffers)."""
     monkeypatch.setattr(rollout_lib, "CHECKPOINT_FROM", 1)
     problem = generate(11, num_instructions=37, inplace_prob=0.2)
-    result = agents.prod(problem, 60, 0, from_heuristic=True, max_iterations=1, games=4)
+    result = agents.prod(problem, 20, 0, from_heuristic=True, max_iterations=1, games=4)
     assert validate(problem, result.solution).ok
     assert result.solution.ret >= result.info["heuristic"]
 
