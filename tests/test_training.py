@@ -57,7 +57,7 @@ def _chunks(config, problem, chunks, seed=0):
 @pytest.fixture(scope="module")
 def muzero_run():
     config = agent_config()
-    return (config,) + _chunks(config, tiny(1), 3)
+    return (config,) + _chunks(config, tiny(1), 2)
 
 
 @pytest.mark.xdist_group("muzero_run")  # one worker makes the fixture once
