@@ -41,10 +41,10 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
     if hasattr(config, "workerinput"):
         return
     seconds, events = collections.Counter(), collections.Counter()
-    for line in open(_FILE):
-        row = json.loads(line)
-        seconds.update(row["seconds"])
-        events.update(row["events"])
+    with open(_FILE) as f:
+        for row in map(json.loads, f):
+            seconds.update(row["seconds"])
+            events.update(row["events"])
     terminalreporter.write_line(f"JAX's compile events, all test processes ({_FILE}):")
     for event, total in seconds.most_common():
         terminalreporter.write_line(f"{total:9.1f} s {events[event]:7d} {event}")
