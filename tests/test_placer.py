@@ -366,6 +366,45 @@ def test_each_start_descends_from_every_start_and_keeps_the_best(monkeypatch):
     assert each.metadata["moves"][1] > single.metadata["moves"][1]
 
 
+def test_exact_places_the_decisions_the_heuristic_loses_and_descends_from_them_last(monkeypatch):
+    """`exact` (on in `solve`): on a small program CP-SAT's placement and growth of the decisions,
+    with them fixed, is one more start. Greedy's decisions here: the heuristic's placement returns
+    less than CP-SAT's proven optimum of them, which the exact start reaches, every decision kept;
+    with moves, the usual start descends first and the exact one last. Above `EXACT_BUFFERS`,
+    no such start."""
+    from jaxmmap.env.rollout import play
+    from jaxmmap.solvers import SOLVERS, placer
+    from jaxmmap.solvers.cpsat import cpsat
+
+    problem = generate(5, num_instructions=40)  # (115 buffers)
+    rules = Rules(columns=auto_columns(problem))
+    raw, _ = play(problem, "greedy", seed=0, rules=rules)
+    optimum = cpsat(problem, 60, 0, rules=rules, workers=1, decisions=raw)
+    assert optimum.info["proven_optimal"]
+    plain = place(problem, raw, budget_s=60, moves=0)
+    exact = place(problem, raw, budget_s=60, moves=0, exact=True)
+    assert plain.metadata["start"] == "decisions" and exact.metadata["start"] == "exact"
+    assert exact.ret == pytest.approx(optimum.solution.ret) and exact.ret > plain.ret
+    decided = raw.action != DROP
+    assert validate(problem, exact).ok and (exact.action[decided] == raw.action[decided]).all()
+    origins, real, calls = [], placer._descents, []
+
+    def descents(problem, rules, origin, **kwargs):
+        origins.append(origin.ret)
+        return real(problem, rules, origin, **kwargs)
+
+    monkeypatch.setattr(placer, "_descents", descents)
+    moved = place(problem, raw, budget_s=60, patience=4, exact=True)
+    assert origins == [pytest.approx(plain.ret), pytest.approx(exact.ret)]  # (the usual start first)
+    assert moved.ret >= exact.ret and validate(problem, moved).ok
+    monkeypatch.setattr(placer, "EXACT_BUFFERS", problem.num_buffers - 1)
+    assert place(problem, raw, budget_s=60, moves=0, exact=True).metadata["start"] == "decisions"
+    monkeypatch.setattr("jaxmmap.solvers._solve.place_solution", lambda p, s, **kw: calls.append(kw) or s)
+    monkeypatch.setitem(SOLVERS, "greedy", lambda *a, **k: Result(solution=raw, trace=(), seconds=0.0, info={}))
+    solve(problem, "greedy", budget_s=1, rules=rules)
+    assert calls[0]["exact"] is True
+
+
 def test_the_placement_of_nothing_is_the_floor_where_the_solver_leaves_no_time(monkeypatch):
     """`solve` places no decisions before the solver runs: a solver that overruns its share
     (the placer then gets no time) still yields that placement, and its games run without the

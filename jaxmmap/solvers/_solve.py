@@ -88,7 +88,7 @@ def solve(problem: Problem, solver: str, *, budget_s: float = 10.0, seed: int = 
     # go on from it
     placed = place_solution(problem, result.solution, rules=rules, budget_s=max(left, 1e-3), seed=seed,
                             restarts=RESTARTS, replan=not result.solution.solver.endswith("+placed"),
-                            fresh=FRESH if nothing is None else nothing, guide=result.guide)
+                            fresh=FRESH if nothing is None else nothing, guide=result.guide, exact=True)
     seconds = time.perf_counter() - start
     # (the game's own return: a solver that places its game itself, `muzero`, says it as "game")
     info = {**result.info, "raw_return": float(result.info.get("game", result.solution.ret))}

@@ -16,7 +16,8 @@ return rises. First in the heuristic's order, until `patience` (`heuristic.MOVES
 row have not paid; then, from there, in a noisy order (`NOISE`: the benefit estimates that order
 the work items, each times a log-normal factor drawn per move), until `NOISY_TIMES` times as
 many in a row have not. The noisy moves only ever start from where the plain ones stopped, so
-they add to the placer's result and never take from it (docs/solvers.md).
+they add to the placer's result and never take from it (docs/solvers.md). On small problems
+(`EXACT_BUFFERS`) CP-SAT's placement of the decisions, with them fixed, is one more start.
 
 The contract: the result is validated, and it is never worse than the input (the input is
 returned when the placement does not beat it). Deterministic for a given number of moves; a
@@ -34,9 +35,11 @@ import numpy as np
 from jaxmmap.core.problem import COPY, DROP, NOCOPY, Problem, Solution
 from jaxmmap.core.rules import Rules, auto_columns, discretize
 from jaxmmap.core.validator import check_solution, relabelled
+from jaxmmap.solvers.cpsat import cpsat
 from jaxmmap.solvers.heuristic import MOVES, NOISE, benefit_estimate, improve, plan
 
-__all__ = ["FRESH", "GUIDE_CONFIDENCE", "NOISY_TIMES", "PLACE_RESERVE_S", "PLACE_SHARE", "REPACK_ROUNDS", "RESTARTS",
+__all__ = ["EXACT_BUFFERS", "EXACT_SHARE", "FRESH", "GUIDE_CONFIDENCE", "NOISY_TIMES", "PLACE_RESERVE_S",
+           "PLACE_SHARE", "REPACK_ROUNDS", "RESTARTS",
            "guided", "place", "place_nothing"]
 
 #: The share of a game solver's budget kept for the placer by `solvers.solve` (at most
@@ -75,6 +78,13 @@ FRESH = True
 #: Drop more than this is left in slow memory. Of 0.95, 0.8 and 0.6, the one most often above the placement
 #: of no decisions on the generalist's selection programs (docs/decisions.md, "A less sure guide").
 GUIDE_CONFIDENCE = 0.95
+
+#: On problems of at most this many buffers the solvers' placement (`place(exact=True)`) has one
+#: more start: the decisions' best placement and growth that CP-SAT finds with them fixed
+#: (`cpsat(decisions=...)`, one worker), in at most `EXACT_SHARE` of the time left. At 115
+#: buffers it proves that optimum in 0.2-2.3 s; at 227, in 12.5 s (docs/solvers.md, The placer).
+EXACT_BUFFERS = 200
+EXACT_SHARE = 0.3
 
 #: Placements of the decisions tried at most after the first, each with the decisions that did
 #: not fit before moved to the front.
@@ -195,11 +205,12 @@ def place_nothing(problem: Problem, *, rules: Rules, budget_s: float = 10.0) -> 
 
 
 def _starts(problem: Problem, rules: Rules, solution: Solution, placed: Solution, *, fresh, guide, grow: bool,
-            prepared, deadline: float) -> tuple[list[tuple[str, Solution]], Solution | None]:
+            exact: bool, prepared, deadline: float) -> tuple[list[tuple[str, Solution]], Solution | None]:
     """`place`'s starts for the moves, best first: `placed` (the decisions' placement, or the
     input) as "decisions", the placement of no decisions (`fresh`) as "nothing", and that
-    placement with `guide` read in (`guided`) as "guide", each where it places higher than the
-    input (the decisions always). Returns (the starts, the placement of no decisions or None).
+    placement with `guide` read in (`guided`) as "guide", and with `exact` (on problems of at most
+    `EXACT_BUFFERS` buffers) the decisions' placement by CP-SAT as "exact", each where it places
+    higher than the input (the decisions always). Returns (the starts, the placement of no decisions or None).
     None of them is made once the deadline has passed."""
     if guide is not None and np.shape(guide) != (problem.num_buffers, 3):
         raise ValueError(f"guide must be float[{problem.num_buffers}, 3], got shape {np.shape(guide)}")
@@ -215,21 +226,30 @@ def _starts(problem: Problem, rules: Rules, solution: Solution, placed: Solution
             flipped = _placement(problem, rules, flips, prepared=prepared, deadline=deadline, grow=True)
             if flipped.ret > solution.ret:
                 starts.append(("guide", flipped))
+    if exact and grow and problem.num_buffers <= EXACT_BUFFERS and time.perf_counter() < deadline:
+        seconds = EXACT_SHARE * (deadline - time.perf_counter())
+        found = cpsat(problem, seconds, 0, rules=rules, workers=1, decisions=solution).solution
+        if found.ret > solution.ret:
+            starts.append(("exact", found))
     # (best first; on a tie the earlier: the decisions before the placement of no decisions)
     return sorted(starts, key=lambda s: -s[1].ret), nothing
 
 
 def _descend(problem: Problem, rules: Rules, solution: Solution, starts: list[tuple[str, Solution]], *,
-             deadline: float, moves: int | None, **how) -> tuple[str, Solution, list[int]]:
-    """`_descents` from each of `starts` (best first), each with an equal share of the time left
-    before `deadline`; returns (the best descent's start name, the best descent, the moves of
-    all). `how`: `_descents`' other arguments."""
+             each_start: bool, deadline: float, moves: int | None, **how) -> tuple[str, Solution, list[int]]:
+    """`_descents` from each of `starts` (best first; without `each_start` only the highest but
+    "exact"), each with an equal share of the time left before `deadline`, the "exact" start last,
+    in the time the others leave (their moves stop when they stop paying); returns (the best
+    descent's start name, the best descent, the moves of all). `how`: `_descents`' other arguments."""
     counts, best = [0, 0], None
+    usual, exact = [s for s in starts if s[0] != "exact"], [s for s in starts if s[0] == "exact"]
+    starts = (usual if each_start else usual[:1]) + exact
     for i, (name, candidate) in enumerate(starts):
         # Moves start from the better of the two: a placement that lost decisions it could not
         # fit may still be a worse start than the input itself.
         origin = candidate if candidate.ret >= solution.ret else solution
-        share = time.perf_counter() + (deadline - time.perf_counter()) / (len(starts) - i)
+        sharing = max(sum(s[0] != "exact" for s in starts[i:]), 1)
+        share = time.perf_counter() + (deadline - time.perf_counter()) / sharing
         improved, more = _descents(problem, rules, origin, deadline=share,
                                    moves=None if moves is None else moves - counts[1], **how)
         counts = [counts[0] + more[0], counts[1] + more[1]]
@@ -243,9 +263,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
           budget_s: float = 10.0, grow: bool = True, moves: int | None = None,
           patience: int | None = MOVES, noise: float = NOISE, seed: int = 0,
           replan: bool = True, restarts: int | None = 0, fresh: bool | Solution = False,
-          guide: np.ndarray | None = None, each_start: bool = False) -> Solution:
-    """`solution`'s decisions placed again, grown, improved, and validated; never worse than
-    `solution`.
+          guide: np.ndarray | None = None, exact: bool = False, each_start: bool = False) -> Solution:
+    """`solution`'s decisions placed again, grown, improved, and validated; never worse than it.
 
     Args:
       problem: the problem.
@@ -279,6 +298,9 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
       guide: with `fresh` and `grow`, a network's probabilities of Copy, NoCopy and Drop per
         buffer (float[N, 3], NaN: no opinion; the generalist's, `agent.guide`): the placement of
         no decisions with the uses it is sure of flipped (`guided`) is one more start (`_starts`).
+      exact: on problems of at most `EXACT_BUFFERS` buffers, the decisions' placement and growth
+        by CP-SAT (`cpsat(decisions=...)`) is one more start, descended last, beside the highest
+        (the heuristic's placement loses decisions that fit; docs/solvers.md, The placer).
       each_start: descend from each start (the decisions', `fresh`'s and `guide`'s), each with an
         equal share of the time left, and keep the best, instead of from the highest start only
         (a higher start does not always descend higher).
@@ -302,10 +324,10 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
     placed = solution if not replan or late else _placement(problem, rules, solution.action, prepared=prepared,
                                                             deadline=deadline, grow=grow)
     starts, nothing = _starts(problem, rules, solution, placed, fresh=fresh, guide=guide, grow=grow,
-                              prepared=prepared, deadline=deadline)
+                              exact=exact and not late, prepared=prepared, deadline=deadline)
     (begun, placed), counts = starts[0], [0, 0]
     if grow and (moves is None or moves > 0) and not late:
-        begun, placed, counts = _descend(problem, rules, solution, starts if each_start else starts[:1],
+        begun, placed, counts = _descend(problem, rules, solution, starts, each_start=each_start,
                                          restarts=restarts, prepared=prepared, deadline=deadline, moves=moves,
                                          patience=patience, noise=noise, seed=seed)
     if placed.ret <= solution.ret:
