@@ -38,7 +38,7 @@ from jaxmmap.core.validator import check_solution, relabelled
 from jaxmmap.solvers.cpsat import cpsat
 from jaxmmap.solvers.heuristic import MOVES, NOISE, benefit_estimate, improve, plan
 
-__all__ = ["EXACT_BUFFERS", "EXACT_SHARE", "FRESH", "GUIDE_CONFIDENCE", "NOISY_TIMES", "PLACE_RESERVE_S",
+__all__ = ["EXACT_BUFFERS", "EXACT_MAX_S", "EXACT_SHARE", "FRESH", "GUIDE_CONFIDENCE", "NOISY_TIMES", "PLACE_RESERVE_S",
            "PLACE_SHARE", "REPACK_ROUNDS", "RESTARTS",
            "guided", "place", "place_nothing"]
 
@@ -81,10 +81,11 @@ GUIDE_CONFIDENCE = 0.95
 
 #: On problems of at most this many buffers the solvers' placement (`place(exact=True)`) has one
 #: more start: the decisions' best placement and growth that CP-SAT finds with them fixed
-#: (`cpsat(decisions=...)`, one worker), in at most `EXACT_SHARE` of the time left. At 115
-#: buffers it proves that optimum in 0.2-2.3 s; at 227, in 12.5 s (docs/solvers.md, The placer).
+#: (`cpsat(decisions=...)`, one worker), in at most `EXACT_SHARE` of the time left and at most
+#: `EXACT_MAX_S` seconds. At 115 buffers it proves that optimum in 0.2-2.3 s; at 227, in 12.5 s
+#: (docs/solvers.md, The placer). The cap keeps a long budget's time for the moves.
 EXACT_BUFFERS = 200
-EXACT_SHARE = 0.3
+EXACT_SHARE, EXACT_MAX_S = 0.3, 5.0
 
 #: Placements of the decisions tried at most after the first, each with the decisions that did
 #: not fit before moved to the front.
@@ -227,7 +228,7 @@ def _starts(problem: Problem, rules: Rules, solution: Solution, placed: Solution
             if flipped.ret > solution.ret:
                 starts.append(("guide", flipped))
     if exact and grow and problem.num_buffers <= EXACT_BUFFERS and time.perf_counter() < deadline:
-        seconds = EXACT_SHARE * (deadline - time.perf_counter())
+        seconds = min(EXACT_SHARE * (deadline - time.perf_counter()), EXACT_MAX_S)
         found = cpsat(problem, seconds, 0, rules=rules, workers=1, decisions=solution).solution
         if found.ret > solution.ret:
             starts.append(("exact", found))
