@@ -299,8 +299,8 @@ def place(problem: Problem, solution: Solution, *, rules: Rules | None = None,
       guide: with `fresh` and `grow`, a network's probabilities of Copy, NoCopy and Drop per
         buffer (float[N, 3], NaN: no opinion; the generalist's, `agent.guide`): the placement of
         no decisions with the uses it is sure of flipped (`guided`) is one more start (`_starts`).
-      exact: on problems of at most `EXACT_BUFFERS` buffers, the decisions' placement and growth
-        by CP-SAT (`cpsat(decisions=...)`) is one more start, descended last, beside the highest
+      exact: with `grow`, on problems of at most `EXACT_BUFFERS` buffers, the decisions' placement
+        and growth by CP-SAT (`cpsat(decisions=...)`) is one more start, descended last, beside the highest
         (the heuristic's placement loses decisions that fit; docs/solvers.md, The placer).
       each_start: descend from each start (the decisions', `fresh`'s and `guide`'s), each with an
         equal share of the time left, and keep the best, instead of from the highest start only
