@@ -123,7 +123,8 @@ def main():
     parser.add_argument("--placements", nargs="+", choices=PLACEMENTS, default=["grid"],
                         help="the game's placement rules (Rules.placement); each row's 'vs grid' is its "
                         "throughput over the grid game's at the same size and batch, when both run")
-    parser.add_argument("--copy-supply", choices=COPY_SUPPLY, default="near")
+    parser.add_argument("--copy-supply", choices=COPY_SUPPLY, default="near",
+                        help="Rules.copy_supply (edf: the deferred game's; the grid's rows then play near)")
     parser.add_argument("-o", "--output", help="also write the figures to this JSON file")
     args = parser.parse_args()
     device = f"{jax.devices()[0].device_kind} ({jax.default_backend()})"
@@ -135,7 +136,9 @@ def main():
           f" {'vs grid':>8} {'compile':>8}")
     rows, sizes, grid_rates = [], [], {}
     for size, placement in ((s, p) for s in args.sizes for p in args.placements):
-        rules = Rules(columns=args.columns, placement=placement, copy_supply=args.copy_supply)
+        # (edf is a rule of deferred placement: the grid plays the paper's supply beside it)
+        supply = "near" if placement == "grid" and args.copy_supply == "edf" else args.copy_supply
+        rules = Rules(columns=args.columns, placement=placement, copy_supply=supply)
         problem = problem_of_size(size)
         instance = make_instance(problem, rules)
         ref = reference_rate(problem, rules, args.moves)

@@ -321,7 +321,7 @@ def _rules_args(p: argparse.ArgumentParser) -> None:
                    help="grid: each move at the lowest free offset (the paper's); deferred: moves fill the load profile, "
                    "a packer places the finished game (default: the solver's own game, docs/solvers.md; else grid)")
     p.add_argument("--copy-supply", choices=COPY_SUPPLY, default=None, help="which steps of an input's copy give "
-                   "supply first: near its target (the paper's) or early (default: the solver's own game's)")
+                   "supply first: near its target (the paper's), early, edf (default: the solver's own game's)")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,6 +1,6 @@
-"""Deferred placement (`Rules(placement="deferred")`) and early copy supply
-(`Rules(copy_supply="early")`): the JAX game equals the reference move by move, packing included;
-every packed game is a valid solution; batches play the games played one by one."""
+"""Deferred placement (`Rules(placement="deferred")`) and its copy supplies
+(`Rules(copy_supply="early" | "edf")`): the JAX game equals the reference move by move, packing
+included; every packed game is a valid solution; batches play the games played one by one."""
 
 import chex
 import jax
@@ -23,21 +23,23 @@ from jaxmmap.env.rollout import greedy_policy, nth_game, random_policy, rollout,
 SEEDS_PER_SET = 4
 
 
-def _cases():
+def _cases(edf=False):
+    """The random games' programs and rules; `edf`: all with `copy_supply="edf"` (a static rule:
+    its games are a batch of their own)."""
     cases = []
     for k, (name, opts) in enumerate(OPTION_SETS.items()):
         for seed in range(SEEDS_PER_SET):
             problem = generate(1000 * k + seed, num_instructions=16 + 4 * (seed % 8), **opts)
-            rules = Rules(columns=COLUMNS, placement="deferred", copy_supply=("near", "early")[seed % 2],
+            rules = Rules(columns=COLUMNS, placement="deferred", copy_supply="edf" if edf else ("near", "early")[seed % 2],
                           output_nocopy=seed % 4 != 3)
             cases.append((f"{name}-{seed}", problem, rules))
     return cases
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["no_backup", "backup"])
+@pytest.fixture(scope="module", params=[(False, False), (True, False), (True, True)], ids=["no_backup", "backup", "edf"])
 def batch(request):
-    backup = request.param
-    cases = _cases()
+    backup, edf = request.param
+    cases = _cases(edf)
     played = [_reference_play(p, r, backup, seed=i) for i, (_, p, r) in enumerate(cases)]
     final, records = _replay(backup)(*_actions(cases, played))
     return backup, cases, played, jax.device_get(final), jax.device_get(records)
@@ -173,6 +175,8 @@ def test_rules_are_checked_and_written():
         Rules(placement="later")
     with pytest.raises(ProblemError, match="copy_supply"):
         Rules(copy_supply="late")
+    with pytest.raises(ProblemError, match="edf"):
+        Rules(copy_supply="edf")  # (a rule of deferred placement)
     with pytest.raises(ProblemError, match="nocopy_offset"):
         Rules(placement="deferred", nocopy_offset="lowest")
     assert "placement" not in Rules().to_json()  # files of the paper's game stay as they were
@@ -261,3 +265,28 @@ def test_the_packer_with_a_floor_returns_the_same_packing_above_it():
                 changed += float(cut.ret) != ret
     assert changed >= 2  # (below the floor, stopped packings and skipped ones change the result)
 
+
+
+def test_edf_keeps_the_copy_that_early_supply_starves():
+    """`copy_supply="edf"`: the heuristic's plan keeps a copy the early supply refused, by taking
+    over, at its last step, supply a copy of a later deadline had taken; the reference does the
+    same take-over, and the game validates."""
+    from jaxmmap.core.rules import auto_columns
+    from jaxmmap.solvers.heuristic import heuristic, play_plan
+
+    problem = generate(2, num_instructions=60)
+    columns = auto_columns(problem)
+    plan = heuristic(problem, 30.0, 0, rules=Rules(columns=columns), pins="compare", moves=0).solution
+    changed, played = {}, {}
+    for supply in ("early", "edf"):
+        played[supply] = play_plan(problem, plan.action, Rules(columns=columns, placement="deferred", copy_supply=supply))
+        assert validate(problem, played[supply]).ok
+        changed[supply] = int(np.sum(played[supply].action != plan.action))
+    assert changed == {"early": 1, "edf": 0}
+    assert played["edf"].ret > played["early"].ret
+    ref, taken = ReferenceGame(problem, Rules(columns=columns, placement="deferred", copy_supply="edf")), 0
+    for a in played["edf"].action:
+        pl = ref.placement(int(a))
+        taken += pl.shift is not None and pl.shift[0] > 0
+        ref.step(int(a))
+    assert taken >= 1 and ref.board.ret == pytest.approx(played["edf"].ret, rel=1e-5)

@@ -375,8 +375,8 @@ def _check_rules(rules: dict, fail) -> None:
     """A solution's `rules` (what `Rules.to_json` writes): known keys, values of their kind."""
     one_of = lambda *names: (" or ".join(repr(n) for n in names), lambda v: v in names)  # noqa: E731
     kinds = {"columns": (f"a whole number in [1, {MAX_COLUMNS:,}]", lambda v: type(v) is int and 1 <= v <= MAX_COLUMNS),
-             "nocopy_offset": one_of("same", "lowest"), "placement": one_of("grid", "deferred"),
-             "copy_supply": one_of("near", "early"), "output_nocopy": ("true or false", lambda v: isinstance(v, bool)),
+             "nocopy_offset": one_of("same", "lowest"), "placement": one_of("grid", "deferred"), "output_nocopy":
+             ("true or false", lambda v: isinstance(v, bool)), "copy_supply": one_of("near", "early", "edf"),
              "infeasible_penalty": ("a finite number >= 0", lambda v: type(v) in (int, float) and 0 <= v < math.inf)}
     for key, value in rules.items():
         if key not in kinds:

@@ -17,7 +17,7 @@ from jaxmmap.core.problem import MAX_COLUMNS, Problem, ProblemError, check_probl
 
 TICK_BUDGET = 2 ** 29
 PLACEMENTS = ("grid", "deferred")
-COPY_SUPPLY = ("near", "early")  # total supply in ticks; sums of it and a capped demand fit in int32
+COPY_SUPPLY = ("near", "early", "edf")  # total supply in ticks; sums of it and a capped demand fit in int32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +41,10 @@ class Rules:
         reading: the steps nearest the target, the far end gives the rest) or "early" (every copy
         from its first step on, as earliest-deadline-first serves copies decided in order: an
         input's copy then leaves the step next to its target, which the copy of the next input
-        may start on, and an output's is as in "near").
+        may start on, and an output's is as in "near") or "edf" (deferred placement only: as
+        "early", and a copy may take over, at its last step, the supply held there by the copy
+        that runs on past it, a later deadline, which takes as much from its own later steps, as
+        earliest-deadline-first would; docs/game.md, "Copy supply").
     """
 
     columns: int = 256
@@ -63,6 +66,8 @@ class Rules:
             raise ProblemError(f"placement must be one of {', '.join(PLACEMENTS)}, got {self.placement!r}")
         if self.copy_supply not in COPY_SUPPLY:
             raise ProblemError(f"copy_supply must be one of {', '.join(COPY_SUPPLY)}, got {self.copy_supply!r}")
+        if self.copy_supply == "edf" and self.placement != "deferred":
+            raise ProblemError("copy_supply='edf' is a rule of deferred placement: placement must be 'deferred'")
         if self.placement == "deferred" and self.nocopy_offset != "same":
             raise ProblemError("placement='deferred' keeps a NoCopy at its predecessor's offset: "
                                "nocopy_offset must be 'same'")

@@ -16,6 +16,7 @@ from jaxmmap.env import grid as memory
 from jaxmmap.env.batching import maybe
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.moves import apply, candidates, context
+from jaxmmap.env.supply import taken_over
 from jaxmmap.env.types import (
     _ACTION,
     _DROPPED,
@@ -139,7 +140,7 @@ def _rewind(carry, consts, on):
         point = jnp.maximum(jnp.where(pin, jnp.argmax(pinned_by), inst.group_first[group]), backup.cursor)
         back = board.replace(cursor=backup.cursor, ret=backup.ret, supply_prefix=backup.supply_prefix,
                              edge=backup.edge, cells=memory.restore(board.cells), table_mask=backup.table_mask,
-                             load=backup.load,
+                             load=backup.load, held=backup.held, starts=backup.starts,
                              marks=marks, open_groups=jnp.int32(0), open_pins=jnp.int32(0))
         if checkpoints is not None:
             back = _from_checkpoint(back, checkpoints, point)
@@ -197,7 +198,8 @@ def _from_checkpoint(back: Board, checkpoints: Checkpoints, point) -> Board:
     j = jnp.argmax(jnp.where(usable, at, -1))
     snap = jax.tree.map(lambda x: x[j], checkpoints.snapshot)
     there = back.replace(cursor=snap.cursor, ret=snap.ret, supply_prefix=snap.supply_prefix, edge=snap.edge,
-                         table_mask=snap.table_mask, load=snap.load, open_groups=checkpoints.open_groups[j],
+                         table_mask=snap.table_mask, load=snap.load, held=snap.held, starts=snap.starts,
+                         open_groups=checkpoints.open_groups[j],
                          open_pins=checkpoints.open_pins[j],
                          cells=memory.copy_in(back.cells, checkpoints.rows[j], checkpoints.tags[j],
                                               checkpoints.summary[j]))
@@ -218,12 +220,15 @@ def _replay(inst: Instance, board: Board, until) -> Board:
         ends = t - 1 if rec.copy_end is None else rec.copy_end[i].astype(jnp.int32)  # (deferred: recorded)
         c_end = jnp.where(copied, jnp.where(is_out, end, ends), -1)
         same = lambda x: jnp.full(3, x, jnp.int32)  # noqa: E731 (the recorded move, whatever the action)
+        # (edf: what the copy took over, found again on the same board)
+        shifts = {} if not inst.edf else dict(zip(("shift", "shift_end"), taken_over(
+            inst, board, jnp.where(copied, inst.demand[i], 0), c_start, c_end)))
         cand = Candidates(
             legal=jnp.ones(3, bool), offset=same(rec.offset[i]), level=same(-1), alloc_start=same(start),
             alloc_end=same(end),
             copy_start=same(c_start), copy_end=same(c_end), group_placed=ctx["status"] == PLACED,
             pinned=ctx["pinned"], latest=ctx["latest"], latest_end=ctx["t_end"],
-            hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"])
+            hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"], **shifts)
         # (the records below the restore point stay as they are: the move writes what they hold)
         return apply(inst, board, cand, action, jnp.bool_(True))[0].replace(records=rec)
 

@@ -86,7 +86,9 @@ def init(instance: Instance, *, backup: bool = False, checkpoints: int = 0) -> S
         edge=jnp.zeros(-(-t // 32), jnp.uint32), cells=memory.init(t, instance.grid_words),
         table_mask=jnp.zeros(k, jnp.int32), records=records, marks=jnp.zeros(n, jnp.int8),
         open_groups=jnp.int32(0), open_pins=jnp.int32(0),
-        load=jnp.zeros(t, jnp.int32) if instance.deferred else None)
+        load=jnp.zeros(t, jnp.int32) if instance.deferred else None,
+        held=jnp.zeros(t, jnp.int32) if instance.edf else None,
+        starts=jnp.zeros(-(-(t + 1) // 32), jnp.uint32) if instance.edf else None)
     candidates = moves.candidates(instance, board)
     return State(instance=instance, board=board, backup=_snapshot(board) if backup else None,
                  checkpoints=backup_lib.no_checkpoints(instance, board, checkpoints) if backup and checkpoints else None,

@@ -44,12 +44,14 @@ class Instance:
       num_buffers, num_steps: int32[] real sizes.
       columns: int32[] usable grid columns.
       nocopy_lowest: bool[] the "lowest" NoCopy offset rule.
-      copy_early: bool[] `Rules(copy_supply="early")`: an input's copy takes its supply from its
-        first step on.
+      copy_early: bool[] `Rules(copy_supply="early")` or `"edf"`: an input's copy takes its
+        supply from its first step on.
       penalty: float32[] infeasible penalty.
       grid_words: (static) uint32 words per grid row, ceil(Rules.columns / 32).
       deferred: (static) `Rules(placement="deferred")`: moves reserve columns in the load
         profile, and the packer places the game when it ends.
+      edf: (static) `Rules(copy_supply="edf")`: a copy may take over its last step's supply from
+        the copy that runs on past it (`Board.held`).
     """
 
     width: jax.Array
@@ -81,6 +83,7 @@ class Instance:
     penalty: jax.Array
     grid_words: int = struct.field(pytree_node=False, default=8)
     deferred: bool = struct.field(pytree_node=False, default=False)
+    edf: bool = struct.field(pytree_node=False, default=False)
 
 
 def bucket(n: int) -> int:
@@ -153,10 +156,11 @@ def make_instance(problem: Problem, rules: Rules = Rules(), *, num_buffers: int 
         num_steps=jnp.int32(t),
         columns=jnp.int32(d.usable_columns),
         nocopy_lowest=jnp.bool_(rules.nocopy_offset == "lowest"),
-        copy_early=jnp.bool_(rules.copy_supply == "early"),
+        copy_early=jnp.bool_(rules.copy_supply in ("early", "edf")),
         penalty=jnp.float32(rules.infeasible_penalty),
         grid_words=-(-rules.columns // 32),
         deferred=rules.placement == "deferred",
+        edf=rules.copy_supply == "edf",
     )
 
 

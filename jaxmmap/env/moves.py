@@ -11,7 +11,7 @@ import jax.numpy as jnp
 
 from jaxmmap.core.problem import DROP, NOCOPY  # the actions, as files write them
 from jaxmmap.env import grid as memory
-from jaxmmap.env.batching import alone_or_batched, maybe
+from jaxmmap.env import supply
 from jaxmmap.env.instance import Instance
 from jaxmmap.env.types import (
     _ACTION,
@@ -178,8 +178,7 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     n, num_steps = inst.width.shape[0], inst.supply.shape[0]
     i = jnp.minimum(board.cursor, n - 1)
     t, width, demand = inst.target[i], inst.width[i], inst.demand[i]
-    is_out, g = inst.is_output[i], inst.group[i]
-    live_end = inst.live_end[i]
+    is_out, g, live_end = inst.is_output[i], inst.group[i], inst.live_end[i]
     ctx = context(inst, board, i)
     status, goff, pin = ctx["status"], ctx["offset"], ctx["pin"]
     placed, dropped = status == PLACED, status == DROPPED
@@ -191,6 +190,8 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     # (the prefix never decreases: binary searches, O(log T), not passes over it)
     search = lambda x, side: jnp.searchsorted(prefix, x, side=side)  # noqa: E731
     s = jnp.minimum(search(need_in, "right") - 1, t)  # latest start covering the demand
+    if inst.edf:  # with what it may take over at its last step, t - 1
+        need_in, s = supply.input_start(inst, board, i, need_in, s)
     j = search(prefix[t + 1] + demand, "left")  # first prefix index reaching it
     e = jnp.maximum(j - 1, t)  # earliest end
     has_copy = demand > 0
@@ -200,6 +201,10 @@ def candidates(inst: Instance, board: Board) -> Candidates:
     c_end = jnp.where(is_out, e, t - 1)
     if inst.deferred:  # an input's copy that meets another's edges ends early
         s, c_start, c_end, in_ok = _copy_that_meets(inst, board, i, s, in_ok, c_start, c_end)
+    shifts = None  # (edf: an output's copy may end sooner, taking its last step over; what a copy takes over)
+    if inst.edf:
+        e, out_ok, c_end, shifts = supply.edf_window(inst, board, i, jnp.where(j <= num_steps, e, num_steps), out_ok,
+                                                     c_start, c_end)
     edges_free = ~jnp.any(board.edge & _word_masks(c_start, c_end - c_start, board.edge.shape[0]))
     copy_ok = jnp.where(is_out, out_ok, in_ok) & (edges_free | ~has_copy) & ~pinned
     a_start, a_end = jnp.where(is_out, t, s), jnp.where(is_out, e, t)
@@ -225,7 +230,8 @@ def candidates(inst: Instance, board: Board) -> Candidates:
         copy_ok &= room[0]
         nocopy_ok = nocopy_base & (covered | room[1]) & (~placed | (x_off == goff))
         return _candidates(copy_ok, nocopy_ok, dropped, placed, pinned, copy_off, x_off, peak, a_start, a_end,
-                           covered, x_start, x_end, has_copy, c_start, c_end, ctx, p_end)
+                           covered, x_start, x_end, has_copy, c_start, c_end, ctx, p_end,
+                           shifts)
 
     # Offsets. A group that is not placed yet has no cells, so the grid alone tells which columns
     # are free and gives the lowest offset; a placed group's offset is forced, and is checked
@@ -252,12 +258,14 @@ def candidates(inst: Instance, board: Board) -> Candidates:
 def _copy_that_meets(inst: Instance, board: Board, i, s, in_ok, c_start, c_end):
     """Under deferred placement, an input's copy `[s, t-1]` that would cover an edge of another
     copy ends instead where the latest such edge begins, and starts as late as the supply allows
-    (once: docs/game.md, "Copy windows that meet"). Returns its (start, copy start, copy end,
-    whether the supply and the tensor's life allow it)."""
+    (once: docs/game.md, "Copy windows that meet"); under `edf`, with what it may take over at
+    that step. Returns its (start, copy start, copy end, whether the supply and the tensor's life
+    allow it)."""
     t, demand, words, prefix = inst.target[i], inst.demand[i], board.edge.shape[0], board.supply_prefix
     met = board.edge & _word_masks(s, t - 1 - s, words)
     last = jnp.max(jnp.where(met != 0, jnp.arange(words) * 32 + 31 - jax.lax.clz(met).astype(jnp.int32), -1))
-    need = prefix[jnp.maximum(last, 0) + 1] - demand
+    over = supply.held_over(inst, board, last)[0] if inst.edf else 0
+    need = prefix[jnp.maximum(last, 0) + 1] + over - demand
     start = jnp.minimum(jnp.searchsorted(prefix, need, side="right") - 1, last)
     again = ~inst.is_output[i] & in_ok & (last >= 0)
     in_ok &= ~again | ((need >= 0) & (start >= inst.copy_from[i]))
@@ -266,9 +274,9 @@ def _copy_that_meets(inst: Instance, board: Board, i, s, in_ok, c_start, c_end):
 
 
 def _candidates(copy_ok, nocopy_ok, dropped, placed, pinned, copy_off, x_off, level, a_start, a_end, covered,
-                x_start, x_end, has_copy, c_start, c_end, ctx, p_end) -> Candidates:
+                x_start, x_end, has_copy, c_start, c_end, ctx, p_end, shifts=None) -> Candidates:
     """The `Candidates` of the three actions from what `candidates` found (`level`: int32[2],
-    Copy's and NoCopy's)."""
+    Copy's and NoCopy's; `shifts`: (shift, shift_end) under `edf`)."""
     none = jnp.int32(-1)
     return Candidates(
         legal=jnp.stack([copy_ok & ~dropped, nocopy_ok & ~dropped, ~placed & ~pinned]),
@@ -279,7 +287,8 @@ def _candidates(copy_ok, nocopy_ok, dropped, placed, pinned, copy_off, x_off, le
         copy_start=jnp.stack([jnp.where(has_copy, c_start, none), none, none]).astype(jnp.int32),
         copy_end=jnp.stack([jnp.where(has_copy, c_end, none), none, none]).astype(jnp.int32),
         group_placed=placed, pinned=ctx["pinned"], latest=ctx["latest"], latest_end=p_end,
-        hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"])
+        hull_start=ctx["hull_start"], hull_end=ctx["hull_end"], solid=ctx["solid"],
+        **({} if shifts is None else {"shift": shifts[0].astype(jnp.int32), "shift_end": shifts[1].astype(jnp.int32)}))
 
 
 def _new_rows(inst: Instance, board: Board, i, placed, hull_start, hull_end, solid, starts, ends) -> jax.Array:
@@ -353,6 +362,10 @@ def apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tup
     flat = jnp.where(early, from_start, flat)
     edge = board.edge | jnp.where(copies, _word_masks(c_start, c_end - c_start, board.edge.shape[0]),
                                   jnp.uint32(0))
+    if inst.edf:
+        supply_prefix, held, starts = supply.edf_taken(board, cand, copies, demand, c_start, c_end)
+    else:
+        supply_prefix, held, starts = supply.copied(prefix, lo, hi, flat, demand, copies), None, None
 
     if inst.deferred:  # the steps the move adds to its unit hold `width` more columns each
         grows = _new_rows(inst, board, i, cand.group_placed, cand.hull_start, cand.hull_end, cand.solid,
@@ -392,8 +405,7 @@ def apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tup
     return board.replace(
         cursor=board.cursor + active.astype(jnp.int32),
         ret=board.ret + reward,
-        supply_prefix=(_copied if prefix.shape[0] > memory.CHUNKED_FROM else _copied_many)(
-            prefix, lo, hi, flat, demand, copies),
+        supply_prefix=supply_prefix, held=held, starts=starts,
         edge=edge,
         cells=cells,
         table_mask=board.table_mask.at[jnp.maximum(table, 0)].set(
@@ -403,25 +415,3 @@ def apply(inst: Instance, board: Board, cand: Candidates, action, active) -> tup
         open_pins=board.open_pins + step_open(opened_pin, cand.pinned),
         load=load,
     ), reward
-
-
-def _copy_pass(prefix, lo, hi, flat, demand) -> jax.Array:
-    """The supply's prefix sums after a copy: unchanged up to `lo`, `flat` to `hi`, lowered by
-    `demand` after (a pass over T + 1 entries)."""
-    k = jnp.arange(prefix.shape[0])
-    return jnp.where(k <= lo, prefix, jnp.where(k <= hi, flat, prefix - demand))
-
-
-def _copied_alone(prefix, lo, hi, flat, demand, copies) -> jax.Array:
-    return maybe(copies, lambda p: _copy_pass(p, lo, hi, flat, demand), prefix)
-
-
-def _copied_many(prefix, lo, hi, flat, demand, copies) -> jax.Array:
-    return jnp.where(copies, _copy_pass(prefix, lo, hi, flat, demand), prefix)
-
-
-#: The prefix sums after the move: a game alone passes over them only when it copies (Drop and
-#: NoCopy do not, which saves a fifth of a large program's greedy move); a batch selects, with fixed
-#: work. (Programs of at most `grid.CHUNKED_FROM` steps always select: there the pass is short,
-#: and the loop costs more than it saves.)
-_copied = alone_or_batched(_copied_alone, _copied_many)

@@ -75,6 +75,7 @@ class Placement:
     alloc: tuple[int, int] | None  # inclusive steps of a new allocation
     copy: tuple[int, int] | None  # inclusive steps of the copy
     use: dict[int, int]  # supply ticks taken per step
+    shift: tuple[int, int] | None = None  # edf: ticks taken over at its last step, the giver's last step
 
 
 @dataclasses.dataclass
@@ -97,6 +98,8 @@ class _Board:
     # steps, and `load` the columns reserved per step by the units.
     load: np.ndarray | None = None  # [T]
     rows: dict = dataclasses.field(default_factory=dict)  # unit -> bool[T], the steps it holds
+    held: np.ndarray | None = None  # [T] edf: the ticks of step k taken by the copy spanning k and k+1
+    starts: np.ndarray | None = None  # [T + 1] edf: a copy of two steps or more starts at k
 
 
 class ReferenceGame:
@@ -118,7 +121,9 @@ class ReferenceGame:
             action=np.full(n, UNDECIDED, np.int64), offset=np.full(n, -1, np.int64),
             alloc=np.full((n, 2), -1, np.int64), copy=np.full((n, 2), -1, np.int64),
             dropped_groups=set(), unpinnable=set(),
-            load=np.zeros(T, np.int64) if rules.placement == "deferred" else None)
+            load=np.zeros(T, np.int64) if rules.placement == "deferred" else None,
+            held=np.zeros(T, np.int64) if rules.copy_supply == "edf" else None,
+            starts=np.zeros(T + 1, bool) if rules.copy_supply == "edf" else None)
         self.deferred = rules.placement == "deferred"
         self.packed: dict | None = None  # deferred: what the final packing did (see `_pack`)
         self.use_backup = backup
@@ -221,11 +226,11 @@ class ReferenceGame:
             window = self._copy_window(i)
             if window is None:
                 return None
-            alloc, copy_iv, use = window
+            alloc, copy_iv, use, shift = window
             if copy_iv is not None and b.edge[copy_iv[0]:copy_iv[1]].any():
                 return None  # would share two or more steps with another copy
             offset = self._space(alloc, g, width, goff if placed else None)
-            return None if offset is None else Placement(offset, alloc, copy_iv, use)
+            return None if offset is None else Placement(offset, alloc, copy_iv, use, shift)
 
         # NoCopy
         j = self._predecessor(i)
@@ -255,21 +260,28 @@ class ReferenceGame:
         b, d, p = self.board, self.d, self.problem
         t = int(p.target_time[i])
         demand, W = int(d.demand[i]), b.supply
+        edf = self.rules.copy_supply == "edf"
         use: dict[int, int] = {}
+        shift = None
         if demand == 0:
             alloc, copy_iv = (t, t), None
         elif not p.is_output[i]:
             end = t - 1
-            k, use = self._latest_start(demand, end)
+            over = self._held_over(end)
+            k, use = self._latest_start(demand - over[0], end)
             if k < 0 or k < d.copy_from[i]:  # not before the tensor is written
                 return None
             met = np.flatnonzero(b.edge[k:end])
             if self.rules.placement == "deferred" and met.size:  # it meets another copy: it ends
                 end = k + int(met[-1])  # where the latest copy it meets begins, and starts as late
-                k, use = self._latest_start(demand, end)  # as the supply allows (one try)
+                over = self._held_over(end)  # as the supply allows (one try)
+                k, use = self._latest_start(demand - over[0], end)
                 if k < 0 or k < d.copy_from[i]:
                     return None
-            if self.rules.copy_supply == "early":  # the same window, its start gives first
+            if edf:  # its own steps give what they can, from its start on; its last step the rest
+                taken = max(demand - int(W[k:end + 1].sum()), 0)
+                use, shift = self._early_first(demand - taken, range(k, end + 1)), (taken, over[1])
+            elif self.rules.copy_supply == "early":  # the same window, its start gives first
                 use = self._early_first(demand, range(k, end + 1))
             alloc, copy_iv = (k, t), (k, end)
         else:  # walk forward from t+1 to the earliest end that covers demand
@@ -280,10 +292,30 @@ class ReferenceGame:
                 if left <= 0:
                     break
                 k += 1
+            if edf:  # or sooner, at the first edge after it, taking that step over
+                edges = np.flatnonzero(b.edge[t + 1:])
+                f = t + 1 + int(edges[0]) if edges.size else p.num_steps
+                over, have = self._held_over(f), int(W[t + 1:f + 1].sum())
+                if f < k and have + over[0] >= demand:
+                    k, use = f, self._early_first(have, range(t + 1, f + 1))
+                    shift = (demand - have, over[1])
+                else:
+                    shift = (0, -1)
             if k >= p.num_steps or k > p.live_end[i]:
                 return None
             alloc, copy_iv = (t, k), (t + 1, k)
-        return alloc, copy_iv, use
+        return alloc, copy_iv, use, shift
+
+    def _held_over(self, k: int) -> tuple[int, int]:
+        """edf: what a copy ending at step k may take over there from the copy spanning k and k+1
+        (its ticks at k, as far as its later steps have supply left), that copy's last step; (0, -1)."""
+        b, T = self.board, self.problem.num_steps
+        if self.rules.copy_supply != "edf" or not 0 <= k < T or not b.edge[k]:
+            return 0, -1
+        free = k + int(np.argmin(np.append(b.edge[k:], False)))  # its first edge left uncovered
+        nxt = np.flatnonzero(b.starts[k + 1:free])  # or the next copy's start
+        end = min(k + 1 + int(nxt[0]) if nxt.size else free, T - 1)
+        return int(min(b.held[k], b.supply[k + 1:end + 1].sum())), end
 
     def _latest_start(self, demand: int, end: int) -> tuple[int, dict[int, int]]:
         """The latest start (-1: none) of a copy of `demand` ticks that ends at step `end`, walking
@@ -329,6 +361,16 @@ class ReferenceGame:
         b.copy[i] = pl.copy if pl.copy is not None else (-1, -1)
         for k, u in pl.use.items():
             b.supply[k] -= u
+        if pl.shift is not None and pl.copy is not None:  # edf: what spans a step, and what is taken over
+            (a, c), (taken, end) = pl.copy, pl.shift
+            for k, u in pl.use.items():
+                b.held[k] += u if k < c else 0
+            b.starts[a] |= a < c
+            if taken:
+                b.held[c] -= taken
+                for k, u in self._early_first(taken, range(c + 1, end + 1)).items():
+                    b.supply[k] -= u
+                    b.held[k] += u if k < end else 0
         if pl.copy is not None:
             b.edge[pl.copy[0]:pl.copy[1]] = True
         if pl.alloc is not None and self.deferred:

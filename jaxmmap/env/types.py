@@ -87,6 +87,11 @@ class Board:
         cut, where the Drop-backup is saved.
       load: int32[T] under `Rules(placement="deferred")`, the columns the units hold
         per step (the grid stays empty until the packer places the game); None otherwise.
+      held: int32[T] under `Rules(copy_supply="edf")`, the ticks of step k's supply taken by the
+        copy that spans steps k and k+1 (the one copy whose edge k is), which a copy ending at k
+        may take over; None otherwise.
+      starts: uint32[ceil((T+1)/32)] under `Rules(copy_supply="edf")`, bit k: a copy of two steps
+        or more starts at step k (where two copies' edges meet); None otherwise.
     """
 
     cursor: jax.Array
@@ -100,6 +105,8 @@ class Board:
     open_groups: jax.Array
     open_pins: jax.Array
     load: jax.Array | None = None
+    held: jax.Array | None = None
+    starts: jax.Array | None = None
 
     def _decided(self, values: jax.Array) -> jax.Array:
         below = jnp.arange(values.shape[-1]) < jnp.asarray(self.cursor)[..., None]
@@ -141,7 +148,7 @@ class Snapshot:
 
     Attributes:
       cursor: int32[]; ret: float32[]; supply_prefix: int32[T+1]; edge: uint32[ceil(T/32)];
-      table_mask: int32[K]; load: int32[T] or None (as in `Board`).
+      table_mask: int32[K]; load: int32[T], held: int32[T] and starts or None (as in `Board`).
     """
 
     cursor: jax.Array
@@ -150,6 +157,8 @@ class Snapshot:
     edge: jax.Array
     table_mask: jax.Array
     load: jax.Array | None = None
+    held: jax.Array | None = None
+    starts: jax.Array | None = None
 
 
 @struct.dataclass
@@ -181,7 +190,8 @@ class Checkpoints:
 
 def _snapshot(board: Board) -> Snapshot:
     return Snapshot(cursor=board.cursor, ret=board.ret, supply_prefix=board.supply_prefix,
-                    edge=board.edge, table_mask=board.table_mask, load=board.load)
+                    edge=board.edge, table_mask=board.table_mask, load=board.load, held=board.held,
+                    starts=board.starts)
 
 
 @struct.dataclass
@@ -204,6 +214,9 @@ class Candidates:
       solid: bool[] those rows form one interval.
       (The last seven are what the move itself needs of the records, so that a move reads no
       record it overwrites.)
+      shift, shift_end: int32[] under `Rules(copy_supply="edf")`, the ticks the Copy takes over at
+        its last step from the copy that runs on past it, and that copy's last step (from whose
+        steps after it takes them instead); None otherwise.
     """
 
     legal: jax.Array
@@ -220,6 +233,8 @@ class Candidates:
     hull_start: jax.Array
     hull_end: jax.Array
     solid: jax.Array
+    shift: jax.Array | None = None
+    shift_end: jax.Array | None = None
 
 
 @struct.dataclass
