@@ -8,7 +8,8 @@ each rule set.
     python benchmarks/expressive.py --solutions suite:alexnet_train_b32@tpu_v4i=prod.json --rules deferred-early
 
 Rule sets: `paper` (the grid, the lowest offset, Rules()), `deferred` (placement="deferred": the
-load profile, then the packer) and `deferred-early` (with copy_supply="early"); all on the
+load profile, then the packer), `deferred-early` (with copy_supply="early") and `deferred-edf`
+(copy_supply="edf": a copy may take over its last step from a later deadline); all on the
 instance's `auto` columns. Every game's solution is validated; the heuristic runs once per
 instance (`--budget` seconds, its plans and local moves) and its solution is the reference.
 Prints one row per instance and the least and geometric-mean fraction per rule set.
@@ -49,7 +50,8 @@ from jaxmmap.solvers import solve  # noqa: E402
 from jaxmmap.solvers.heuristic import plan_policy, play_plan  # noqa: E402
 
 RULE_SETS = {"paper": {}, "deferred": dict(placement="deferred"),
-             "deferred-early": dict(placement="deferred", copy_supply="early")}
+             "deferred-early": dict(placement="deferred", copy_supply="early"),
+             "deferred-edf": dict(placement="deferred", copy_supply="edf")}
 #: Generated programs of about 300 to 20,000 buffers: (seed, instructions), seeds no solver tunes on.
 GENERATED = ((501, 100), (502, 500), (503, 1500), (504, 3300), (505, 6600))
 
