@@ -98,7 +98,7 @@ def lost_causes(problem, planned: np.ndarray, played: np.ndarray, rules: Rules) 
 
 
 def _references(args) -> list:
-    """(problem, reference solution, what it is) for each program of the run."""
+    """(problem, reference solution) for each program of the run: the heuristic's, or the given ones."""
     if not args.solutions:
         out = []
         for problem in _problems(args):

@@ -203,8 +203,7 @@ def candidates(inst: Instance, board: Board) -> Candidates:
         s, c_start, c_end, in_ok = _copy_that_meets(inst, board, i, s, in_ok, c_start, c_end)
     shifts = None  # (edf: an output's copy may end sooner, taking its last step over; what a copy takes over)
     if inst.edf:
-        e, out_ok, c_end, shifts = supply.edf_window(inst, board, i, jnp.where(j <= num_steps, e, num_steps), out_ok,
-                                                     c_start, c_end)
+        e, out_ok, c_end, shifts = supply.edf_window(inst, board, i, e, out_ok, c_start, c_end)
     edges_free = ~jnp.any(board.edge & _word_masks(c_start, c_end - c_start, board.edge.shape[0]))
     copy_ok = jnp.where(is_out, out_ok, in_ok) & (edges_free | ~has_copy) & ~pinned
     a_start, a_end = jnp.where(is_out, t, s), jnp.where(is_out, e, t)

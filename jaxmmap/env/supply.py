@@ -84,27 +84,43 @@ def edf_taken(board: Board, cand: Candidates, copies, demand, c_start, c_end):
     """`Rules(copy_supply="edf")`: the supply after a copy `[c_start, c_end]` of `demand` ticks
     that takes `cand.shift` of them over at its last step (module `held_over`). It takes the rest
     from its own steps, from its start on; the copy it takes them over from takes as much from its
-    steps after `c_end`, from there on. Returns the new (supply_prefix, held, starts)."""
-    prefix, steps = board.supply_prefix, board.held.shape[0]
-    taken = jnp.where(copies, cand.shift, 0)
-    own = demand - taken
+    steps after `c_end`, from there on. Returns the new (supply_prefix, held, starts); as `copied`,
+    a game alone passes over them only when it copies."""
+    args = (cand.shift, demand, c_start, c_end, cand.shift_end)
+    return (_edf_alone if board.held.shape[0] > memory.CHUNKED_FROM else _edf_many)(
+        (board.supply_prefix, board.held, board.starts), args, copies)
+
+
+def _edf_pass(supply, args):
+    prefix, held, starts = supply
+    taken, demand, c_start, c_end, shift_end = args
     clip = lambda k: jnp.clip(k, 0, prefix.shape[0] - 1)  # noqa: E731
     flat = prefix[clip(c_start)]
-    first = copied(prefix, c_start, jnp.searchsorted(prefix, flat + own, side="left") - 1, flat, own, copies)
+    first = _copy_pass(prefix, c_start, jnp.searchsorted(prefix, flat + demand - taken, side="left") - 1, flat,
+                       demand - taken)
     flat = first[clip(c_end + 1)]
-    second = copied(first, c_end + 1, jnp.searchsorted(first, flat + taken, side="left") - 1, flat, taken,
-                    copies & (taken > 0))
+    second = _copy_pass(first, c_end + 1, jnp.searchsorted(first, flat + taken, side="left") - 1, flat, taken)
     before, between, after = jnp.diff(prefix), jnp.diff(first), jnp.diff(second)
-    k = jnp.arange(steps)
+    k = jnp.arange(held.shape[0])
     # each step's ticks taken by the copy spanning it and the next: this one's before its last
     # step; the other's, less what this one took over, and plus what it took after
-    change = (jnp.where((k >= c_start) & (k < c_end), before - between, 0)
-              + jnp.where((k > c_end) & (k < cand.shift_end), between - after, 0) - jnp.where(k == c_end, taken, 0))
-    held = board.held + jnp.where(copies, change, 0)
+    held = held + (jnp.where((k >= c_start) & (k < c_end), before - between, 0)
+                   + jnp.where((k > c_end) & (k < shift_end), between - after, 0) - jnp.where(k == c_end, taken, 0))
     bit = jnp.left_shift(jnp.uint32(1), (jnp.maximum(c_start, 0) % 32).astype(jnp.uint32))
     word = jnp.maximum(c_start, 0) // 32
-    starts = board.starts.at[word].set(jnp.where(copies & (c_start < c_end), board.starts[word] | bit, board.starts[word]))
-    return second, held.astype(board.held.dtype), starts
+    starts = starts.at[word].set(jnp.where(c_start < c_end, starts[word] | bit, starts[word]))
+    return second, held.astype(prefix.dtype), starts
+
+
+def _edf_alone_one(supply, args, copies):
+    return maybe(copies, lambda x: _edf_pass(x, args), supply)
+
+
+def _edf_many(supply, args, copies):
+    return jax.tree.map(lambda new, old: jnp.where(copies, new, old), _edf_pass(supply, args), supply)
+
+
+_edf_alone = alone_or_batched(_edf_alone_one, _edf_many)
 
 
 def _copy_pass(prefix, lo, hi, flat, demand) -> jax.Array:
