@@ -107,7 +107,7 @@ def test_the_placer_starts_from_a_guide_only_where_it_places_higher():
 
 def test_without_a_guide_the_placer_is_unchanged():
     problem, rules = generate(4, num_instructions=40), Rules()
-    game = greedy(problem, 30, 0, rules=rules).solution
+    game = heuristic(problem, 10, 0, rules=rules).solution  # (any valid solution; no game to compile)
     nothing = place_nothing(problem, rules=rules)
     no_opinion = np.full((problem.num_buffers, 3), np.nan)
     a = place(problem, game, rules=rules, fresh=nothing, moves=10)
