@@ -9,14 +9,14 @@
 # games on the network's logits; 2026-12-01, the seeds side by side, one core each);
 # prod_rate.md: both seeds before them, every game deviating at a rate (2026-11-30, commit 440684d).
 # Each run's JSON (`solve --json`) in out/; the table: python prod_collect.py. Run from an empty
-# folder: bash prod_commands.sh
+# folder: bash prod_commands.sh (SUPPLY=edf: the edf copy supply, ../agent-cpu-2026-12-02/prod_edf.sh)
 R=$(cd "$(dirname "$0")/../../.." && pwd)
 export JAXMMAP_COMPILATION_CACHE=off PYTHONPATH=$R
 run() {  # CORE INSTANCE...
   core=$1; shift
   for i in "$@"; do
     taskset -c $core python -m jaxmmap solve suite:$i --solver muzero-prod --budget 300 --seed ${SEED:-0} \
-      --placement deferred --copy-supply early --option from_heuristic=true --json \
+      --placement deferred --copy-supply ${SUPPLY:-early} --option from_heuristic=true --json \
       -o out/${i//@/_}-s${SEED:-0}.sol.json > out/${i//@/_}-s${SEED:-0}.json 2> out/${i//@/_}-s${SEED:-0}.log
   done
 }
