@@ -236,6 +236,27 @@ def test_the_expert_mode_searches_around_its_best_game_and_learns_from_the_impro
     assert not np.asarray(metrics["learned"]).any()
 
 
+def test_a_search_starts_again_once_its_center_has_stalled_as_long_as_it_climbed():
+    problem = generate(2, num_instructions=30, memory_fraction=0.3)
+    instance = make_instance(problem, RULES)
+    state = expert.init(instance, _expert(), seed=0, demonstration=np.asarray(greedy_game(instance).board.action))
+    center = jax.tree.map(lambda x: x + 1 if x.dtype == jnp.int32 else x, state.center)  # (another game)
+    state = state.replace(center=center, center_return=state.origin_return + 5, began=jnp.int32(10))
+    for stall, rose, moves, again in [(1.0, 30, 49, False), (1.0, 30, 50, True), (0.5, 30, 40, True),
+                                      (0.5, 30, 39, False), (1.0, 11, 18, False), (1.0, 11, 19, True),
+                                      (0.0, 30, 500, False)]:
+        out, restarted = expert._restart(state.replace(rose=jnp.int32(rose), moves=jnp.int32(moves)),
+                                         config=_expert(restart_stall=stall))
+        assert bool(restarted) == again, (stall, rose, moves)
+        expected = state.origin if again else center
+        chex.assert_trees_all_equal(out.center, expected)
+        assert float(out.center_return) == float(state.origin_return if again else state.center_return)
+        assert int(out.began) == (moves if again else 10)
+        chex.assert_trees_all_equal(out.best, state.best)
+    with pytest.raises(ValueError, match="restart_stall"):
+        _expert(restart_stall=-1.0)
+
+
 @pytest.mark.xdist_group("expert")
 def test_the_expert_search_starts_from_the_evaluation_game_when_it_is_better():
     # On a large program the first generation's sampled games are far below the greedy game;
@@ -442,6 +463,19 @@ def test_the_expert_agent_reaches_the_optimum_of_tiny_games(seed):
                   stop_at=optimum - 1e-6)
     assert validate(problem, outcome.solution).ok
     assert outcome.solution.ret == pytest.approx(optimum, abs=1e-6)
+
+
+@pytest.mark.xdist_group("expert")
+def test_a_stalled_search_starts_again_and_keeps_its_best():
+    # A tiny game's search finds its optimum within a few generations and stalls; 8 generations
+    # later it starts again from its first center, and again 8 later; the best game stays.
+    problem = tiny(0)
+    outcome = fit(problem, _expert(), rules=RULES, max_iterations=20, padding=PAD)
+    restarts = [row["restarts"] for row in outcome.history]
+    assert sum(restarts) >= 2
+    assert np.all(np.diff([row["best_return"] for row in outcome.history]) >= 0)
+    assert validate(problem, outcome.solution).ok
+    assert outcome.solution.ret == pytest.approx(outcome.history[-1]["best_return"], abs=1e-5)
 
 
 @pytest.mark.xdist_group("expert")

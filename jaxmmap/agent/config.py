@@ -28,7 +28,8 @@ _COUNTS = ("games", "num_simulations", "replay_size", "batch_size", "unroll_step
 _FRACTIONS = ("dirichlet_fraction", "dirichlet_alpha", "init_temperature", "final_temperature",
               "temperature_decay", "discount", "learning_rate", "weight_decay", "reanalyse_fraction",
               "demonstration_fraction", "value_loss_weight", "entropy_weight", "restart_fraction",
-              "deviation_min", "deviation_max", "deviation_window", "directed_share", "direction_scale")
+              "deviation_min", "deviation_max", "deviation_window", "directed_share", "direction_scale",
+              "restart_stall")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +68,10 @@ class AgentConfig:
         the game (its weights normal, scaled by a per-game factor log-uniform in [scale / 3, 3 * scale]),
         plus a bonus of 1 for the center's move, as an ES population member plays around its
         plan; its deviations are then the decisions whose features lean its way.
+      restart_stall: the expert mode's search starts again from its first center (the
+        demonstration's game, or the first one found) once its center has not risen for this many
+        times the generations its climb took since it began (at least
+        `expert.RESTART_MIN_GENERATIONS`); the best game stays (0: never).
       stagger: game g of the first batch starts g * N / games moves late, so that the replay
         holds all phases of the game from the start instead of one band of moves.
     Learning:
@@ -138,6 +143,7 @@ class AgentConfig:
     deviation_window: float = 0.5
     directed_share: float = 0.9
     direction_scale: float = 0.1
+    restart_stall: float = 1.0
     elites: int = 4
     learner_steps: int = 4
     generations_per_chunk: int = 4
@@ -170,6 +176,8 @@ class AgentConfig:
             raise ValueError("directed_share must be in [0, 1]")
         if not self.direction_scale > 0:
             raise ValueError("direction_scale must be > 0")
+        if not self.restart_stall >= 0:
+            raise ValueError("restart_stall must be >= 0")
         if not 0 < self.deviation_min <= self.deviation_max <= 1:
             raise ValueError("need 0 < deviation_min <= deviation_max <= 1")
         if self.mode == "expert" and not 1 <= self.elites <= self.games:

@@ -93,6 +93,7 @@ def summarize_metrics(metrics: dict) -> dict:
            "best_return": float(m["best_return"][-1]), "temperature": float(m["temperature"][-1])}
     if "evaluation_return" in m:  # the expert mode's deterministic game of the last generation
         row["evaluation_return"] = float(m["evaluation_return"][-1])
+        row["restarts"] = int(np.sum(m["restarted"]))  # (its search started again from its first center)
     for name in train.LEARNER_METRICS:
         row[name] = float(np.mean(m[name][learned])) if learned.any() else math.nan
     return row

@@ -158,6 +158,7 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
             f" ({time.perf_counter() - began:.0f} s used, compilation included); raise the budget")
     last = outcome.history[-1] if outcome.history else {"iteration": 0, "episodes": 0}  # (no chunk ended)
     info = {"iterations": last["iteration"], "episodes": last["episodes"], "resumed": list(outcome.resumed), "mode": mode,
+            "restarts": sum(row.get("restarts", 0) for row in outcome.history),
             "start": None if first is None else first.solution.solver, "game": float(solution.ret)}
     if place_share > 0:
         solution, rounds = _placed_rounds(problem, rules, seed, solution, trace, began, budget_s, guide=wish)
@@ -285,7 +286,8 @@ def prod(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules()
             "agent_placed": None if agent is None else origin[1], "improved": origin[0],
             "played": rules.placement, "placed_start": "decisions" if origin[0] == "agent" else "heuristic",
             **({} if agent is None else {"raw_return": agent.solution.ret}),
-            **({} if agent is None else {k: agent.info[k] for k in ("iterations", "episodes", "resumed", "mode")})}
+            **({} if agent is None else {k: agent.info[k]
+                                         for k in ("iterations", "episodes", "resumed", "mode", "restarts")})}
     return Result(solution=solution, trace=tuple(trace), seconds=time.perf_counter() - start, info=info)
 
 

@@ -62,6 +62,8 @@ AGENT_OPTIONS = {
     "deviation_window": Option(float, _SHARE, "share of the expert's games that deviate inside a window only"),
     "directed_share": Option(float, _SHARE, "share of the expert's games that deviate along a random direction"),
     "direction_scale": Option(float, "(0, inf)", "typical scale of a directed game's direction"),
+    "restart_stall": Option(float, "[0, inf)", "the expert's search starts again from its first center once stalled"
+                            " this many times its climb (0: never)"),
     "elites": Option(int, COUNT, "games of a generation the network learns from (expert mode)"),
     "learner_steps": Option(int, COUNT, "learner steps per generation (expert mode)"),
     "generations_per_chunk": Option(int, COUNT, "generations in one jitted chunk (expert mode)"),
