@@ -261,7 +261,8 @@ def test_prod_improves_the_better_of_the_agents_placed_game_and_the_heuristics(m
 
     def muzero(problem, budget_s, seed, **kwargs):
         budgets.append(budget_s)
-        return dataclasses.replace(greedy_game, info={"iterations": 1, "episodes": 1, "resumed": [0, 0], "mode": "expert"})
+        return dataclasses.replace(greedy_game, info={"iterations": 1, "episodes": 1, "resumed": [0, 0], "mode": "expert",
+                                                      "restarts": 0})
 
     def place(problem, solution, **kwargs):
         if kwargs.get("moves") != 0:
