@@ -298,9 +298,11 @@ def _restart(state: ExpertState, *, config: AgentConfig) -> tuple[ExpertState, j
     climb = jnp.ceil(config.restart_stall * (state.rose - state.began)).astype(jnp.int32)
     again = ((config.restart_stall > 0) & jnp.isfinite(state.origin_return)
              & (state.moves - state.rose >= jnp.maximum(climb, RESTART_MIN_GENERATIONS)))
-    restarted = state.replace(center=state.origin, center_return=state.origin_return, began=state.moves,
-                              rose=state.moves)
-    return jax.tree.map(lambda r, s: jnp.where(again, r, s), restarted, state), again
+    pick = lambda new, old: jax.tree.map(lambda a, b: jnp.where(again, a, b), new, old)  # noqa: E731
+    # (only what a restart changes: the learner, the best game and the origin stay as they are)
+    return state.replace(center=pick(state.origin, state.center),
+                         center_return=pick(state.origin_return, state.center_return),
+                         began=pick(state.moves, state.began), rose=pick(state.moves, state.rose)), again
 
 
 
