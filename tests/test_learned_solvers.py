@@ -10,6 +10,7 @@ import types
 
 import chex
 import jax
+import jax.flatten_util
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -173,6 +174,30 @@ def test_es_generation_traces_once():
     assert int(search.es.generation_counter) == 4
     chex.assert_shape(search.best_params, (observation.NUM_FEATURES * 3 + 3,))
     assert bool(jnp.isfinite(stats["best"]))
+
+
+@pytest.mark.parametrize("restart_from", ["best", "start"])
+def test_es_restarts_the_mean_at_the_best_or_at_the_start(restart_from):
+    """After `patience` generations without a rise, the mean restarts at the best game's
+    parameters, or at the start's; the best game is kept either way. From the start, a climb
+    that rises is not stalled even while it is below the best."""
+    g = es_module.make_generation(4, 0, 0.1, 0.03, 2, None, restart_from)
+    start = policy.init_params(jax.random.key(0))
+    search = g.init(jax.random.key(0), start)
+    flat = jax.flatten_util.ravel_pytree(start)[0]
+    played = []
+    for k, value in enumerate([5.0, 4.0, 4.0, 3.0, 4.0]):
+        search, asked = g.ask(search, jax.random.key(k))
+        played.append((bool(asked["restart"]), np.asarray(search.es.mean)))
+        returns = jnp.full(5, value).at[1].add(k == 0)  # (generation 0: member 1 is the best, 6)
+        search, _, _ = g.tell(search, asked, returns)
+    assert [r for r, _ in played] == [False, False, False, True, False]
+    assert float(search.best_return) == 6.0 and int(search.restarts) == 1
+    best = np.asarray(search.best_params)
+    assert not np.allclose(best, flat)
+    np.testing.assert_allclose(played[3][1], flat if restart_from == "start" else best, rtol=1e-6)
+    # (after the restart the climb rose from 3 to 4: below the best, stalled only from the best's view)
+    assert int(search.stall) == (0 if restart_from == "start" else 1)
 
 
 @pytest.mark.slow

@@ -30,7 +30,10 @@ Decisions:
   the mean drifts onto a plateau where every member plays greedy's game; all fitnesses tie, the
   centred ranks (which break ties by index) only push the mean along a random direction, and the
   search stalls for good (docs/decisions.md, "ES without restarts"). Restarting at the best
-  parameters keeps the search moving between better and better basins.
+  parameters keeps the search moving between better and better basins. With
+  `restart_from="start"` the mean goes back to its starting parameters instead (the best game is
+  kept), as the agent's stalled search goes back to its first center: a fresh climb from the
+  start, with other perturbations, may end in another basin.
 * Compilation: the generation function takes the `Instance` as an argument and is cached per
   configuration, so instances padded to the same bucket (`padding=`) share one compile.
 """
@@ -65,8 +68,11 @@ class EsState:
       es: the evosax `Open_ES` state (mean float32[D], Adam state, ...).
       best_params: float32[D] the parameters of the best game so far.
       best_return: float32[] its return (-inf before the first generation).
-      stall: int32[] generations since the best return last improved.
-      restarts: int32[] elitist restarts so far.
+      stall: int32[] generations since the best return last improved (with
+        `restart_from="start"`: since `climb_best` last did).
+      restarts: int32[] restarts so far.
+      start_params: float32[D] the mean's parameters at the start (`restart_from="start"`).
+      climb_best: float32[] the best return since the last restart (-inf before a generation).
     """
 
     es: Any
@@ -74,15 +80,18 @@ class EsState:
     best_return: jax.Array
     stall: jax.Array
     restarts: jax.Array
+    start_params: jax.Array
+    climb_best: jax.Array
 
 
 class Generation(NamedTuple):
     """One configuration's pure functions (not jitted: `es` jits them).
 
     `init(key, mean_params) -> EsState`. A generation is `ask(search, key) -> (search, asked)`
-    (restarts the mean at the best parameters if the search has stalled for `patience`
-    generations, and asks for the population: `asked.everyone` holds population + 1 parameter
-    vectors, the last the mean's), one game per vector (`member_policy`), then
+    (restarts the mean at the best parameters, or at the start's with `restart_from="start"`, if
+    the search has stalled for `patience` generations, and asks for the population:
+    `asked.everyone` holds population + 1 parameter vectors, the last the mean's), one game per
+    vector (`member_policy`), then
     `tell(search, asked, returns) -> (search, best, stats)` (the strategy and the best updated;
     `best` the index of this generation's best game, `stats` float32[] figures: best,
     mean_policy, median). `generation(search, key, instance) -> (search, best_state, stats)` is the
@@ -97,9 +106,9 @@ class Generation(NamedTuple):
 
 @functools.lru_cache(maxsize=16)
 def make_generation(population: int, hidden: int, sigma: float, lr: float, patience: int,
-                    plan_weight: float | None = None) -> Generation:
+                    plan_weight: float | None = None, restart_from: str = "best") -> Generation:
     """The `Generation` of one configuration (`plan_weight`: the policy reads a plan,
-    `policy.init_params`)."""
+    `policy.init_params`; `restart_from`: "best" or "start", `es`)."""
     from evosax.algorithms import Open_ES  # here: `import jaxmmap` does not need evosax
 
     template = policy.init_params(jax.random.key(0), hidden=hidden, plan_weight=plan_weight)
@@ -113,14 +122,15 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
         state = strategy.init(key, mean, params)
         return strong_types(EsState(es=state, best_params=state.mean,
                                    best_return=jnp.float32(-jnp.inf), stall=jnp.int32(0),
-                                   restarts=jnp.int32(0)))
+                                   restarts=jnp.int32(0), start_params=state.mean,
+                                   climb_best=jnp.float32(-jnp.inf)))
 
     def ask(search: EsState, key: jax.Array):
         k_ask, k_tell = jax.random.split(key)
         restart = search.stall >= patience
+        to = search.start_params if restart_from == "start" else search.best_params
         es_state = jax.lax.cond(
-            restart, lambda s: s.replace(mean=search.best_params,
-                                         opt_state=strategy.optimizer.init(search.best_params)),
+            restart, lambda s: s.replace(mean=to, opt_state=strategy.optimizer.init(to)),
             lambda s: s, search.es)
         members, es_state = strategy.ask(k_ask, es_state, params)
         mean = strategy.get_mean(es_state)
@@ -133,12 +143,16 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
         es_state, _ = strategy.tell(asked["tell"], asked["members"], fitness, search.es, params)
         best = jnp.argmax(returns)
         better = returns[best] > search.best_return
+        climb_best = jnp.where(asked["restart"], -jnp.inf, search.climb_best)
+        # (from the start, a climb is stalled when it stops rising, not when it is below the best)
+        rose = returns[best] > climb_best if restart_from == "start" else better
         search = EsState(
             es=es_state,
             best_params=jnp.where(better, ravel(asked["everyone"])[best], search.best_params),
             best_return=jnp.maximum(returns[best], search.best_return),
-            stall=jnp.where(better | asked["restart"], 0, search.stall + 1),
-            restarts=search.restarts + asked["restart"].astype(jnp.int32))
+            stall=jnp.where(rose | asked["restart"], 0, search.stall + 1),
+            restarts=search.restarts + asked["restart"].astype(jnp.int32), start_params=search.start_params,
+            climb_best=jnp.maximum(returns[best], climb_best))
         stats = {"best": returns[best], "mean_policy": returns[population],
                  "median": jnp.median(returns[:population])}
         return strong_types(search), best, stats
@@ -180,10 +194,11 @@ def members_with(asked: dict, instance: Instance, plan: jax.Array | None = None,
 
 
 @functools.lru_cache(maxsize=16)
-def _jitted(population: int, hidden: int, sigma: float, lr: float, patience: int, plan_weight: float | None):
+def _jitted(population: int, hidden: int, sigma: float, lr: float, patience: int, plan_weight: float | None,
+            restart_from: str):
     """(init, ask, tell) of one configuration, `ask` also returning the members' policy
     parameters (`members_with`); both jitted, their compiles counted."""
-    g = make_generation(population, hidden, sigma, lr, patience, plan_weight)
+    g = make_generation(population, hidden, sigma, lr, patience, plan_weight, restart_from)
 
     def ask(search: EsState, key: jax.Array, instance: Instance, plan: jax.Array | None, follow: jax.Array | None):
         search, asked = g.ask(search, key)
@@ -194,7 +209,7 @@ def _jitted(population: int, hidden: int, sigma: float, lr: float, patience: int
 
 def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
        population: int = 32, sigma: float = 0.1, lr: float = 0.03, hidden: int = 0,
-       patience: int = 10, greedy_start: bool = True, init_noise: float = 0.0,
+       patience: int = 10, restart_from: str = "best", greedy_start: bool = True, init_noise: float = 0.0,
        from_heuristic: bool | None = None, plan_weight: float = 1.0, max_generations: int | None = None,
        padding: tuple[int, int, int] | None = None) -> Result:
     """OpenAI-ES over the policy's weights under a wall-clock budget.
@@ -207,6 +222,8 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
       hidden: MLP width of the policy (0: linear).
       patience: generations without a better game before the mean restarts at the best
         parameters found (elitist restart, see the module docstring); 0 disables it.
+      restart_from: where a restart puts the mean: "best" (the best game's parameters) or
+        "start" (the start's parameters; the best game is kept).
       greedy_start: start the mean at the greedy policy (else at zero weights plus
         `init_noise`).
       init_noise: standard deviation of noise added to the start's linear weights.
@@ -234,7 +251,7 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
     if ended is not None:  # (no time left for a generation: the plan's game stands)
         return ended
     weight = float(plan_weight) if from_heuristic else None
-    config = (population, hidden, float(sigma), float(lr), patience if patience > 0 else 2 ** 30, weight)
+    config = (population, hidden, float(sigma), float(lr), patience if patience > 0 else 2 ** 30, weight, restart_from)
     init, ask, tell = _jitted(*config)
     traces = ask.traces + tell.traces
     key_init, key = jax.random.split(jax.random.key(seed))
@@ -285,6 +302,8 @@ declare(es, {
     "hidden": Option(int, "[0, inf)", "MLP width of the policy (0: linear)"),
     "patience": Option(int, "[0, inf)", "generations without a better game before the mean restarts at the best"
                        " (0: never)"),
+    "restart_from": Option(str, doc="where a restart puts the mean: the best game's parameters or the start's",
+                           choices=("best", "start")),
     "greedy_start": Option(bool, doc="start the mean at the greedy policy (else at zero weights plus init_noise)"),
     "init_noise": Option(float, "[0, inf)", "standard deviation of the noise on the start's linear weights"),
     "from_heuristic": FROM_HEURISTIC,
