@@ -160,10 +160,11 @@ def test_es_never_below_its_start_and_mean_plays():
     assert np.isfinite(result.info["mean_policy_return"])
 
 
-def test_es_generation_traces_once():
+@pytest.mark.parametrize("restart_from", ["best", "start"])
+def test_es_generation_traces_once(restart_from):
     """The generation function, jitted with chex's trace counter, is traced once across
     generations (the state's signature does not change between them)."""
-    g = es_module.make_generation(8, 0, 0.05, 0.03, 2)
+    g = es_module.make_generation(8, 0, 0.05, 0.03, 2, None, restart_from)
     init, generation = g.init, g.generation
     generation = jax.jit(chex.assert_max_traces(generation, n=1))
     instance = make_instance(tiny(0), RULES, num_buffers=PAD[0], num_steps=PAD[1],
@@ -188,14 +189,19 @@ def test_es_restarts_the_mean_at_the_best_or_at_the_start(restart_from):
     played = []
     for k, value in enumerate([5.0, 4.0, 4.0, 3.0, 4.0]):
         search, asked = g.ask(search, jax.random.key(k))
-        played.append((bool(asked["restart"]), np.asarray(search.es.mean)))
-        returns = jnp.full(5, value).at[1].add(k == 0)  # (generation 0: member 1 is the best, 6)
-        search, _, _ = g.tell(search, asked, returns)
-    assert [r for r, _ in played] == [False, False, False, True, False]
+        played.append((bool(asked["restart"]), np.asarray(search.es.mean), search.es.opt_state))
+        if k == 0:  # (generation 0: member 1 is the best, 6)
+            member = jax.flatten_util.ravel_pytree(jax.tree.map(lambda x: x[1], asked["everyone"]))[0]
+        search, _, _ = g.tell(search, asked, jnp.full(5, value).at[1].add(k == 0))
+    assert [r for r, _, _ in played] == [False, False, False, True, False]
     assert float(search.best_return) == 6.0 and int(search.restarts) == 1
     best = np.asarray(search.best_params)
+    np.testing.assert_allclose(best, member, rtol=1e-6)
     assert not np.allclose(best, flat)
-    np.testing.assert_allclose(played[3][1], flat if restart_from == "start" else best, rtol=1e-6)
+    target = flat if restart_from == "start" else best
+    assert not np.allclose(played[2][1], target)  # (the mean had moved; the restart moved it back)
+    np.testing.assert_allclose(played[3][1], target, rtol=1e-6)
+    assert all(np.all(np.asarray(x) == 0) for x in jax.tree.leaves(played[3][2]))  # (Adam's moments afresh)
     # (after the restart the climb rose from 3 to 4: below the best, stalled only from the best's view)
     assert int(search.stall) == (0 if restart_from == "start" else 1)
 

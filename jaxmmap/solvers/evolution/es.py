@@ -111,6 +111,9 @@ def make_generation(population: int, hidden: int, sigma: float, lr: float, patie
     `policy.init_params`; `restart_from`: "best" or "start", `es`)."""
     from evosax.algorithms import Open_ES  # here: `import jaxmmap` does not need evosax
 
+    if restart_from not in ("best", "start"):
+        raise ValueError(f"restart_from must be 'best' or 'start'; got {restart_from!r}")
+
     template = policy.init_params(jax.random.key(0), hidden=hidden, plan_weight=plan_weight)
     strategy = Open_ES(population_size=population, solution=template,
                        use_antithetic_sampling=True, optimizer=optax.adam(lr),
@@ -221,7 +224,9 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
       lr: Adam learning rate of the mean.
       hidden: MLP width of the policy (0: linear).
       patience: generations without a better game before the mean restarts at the best
-        parameters found (elitist restart, see the module docstring); 0 disables it.
+        parameters found (elitist restart, see the module docstring; with
+        `restart_from="start"`, generations without a rise of the climb since the last
+        restart); 0 disables it.
       restart_from: where a restart puts the mean: "best" (the best game's parameters) or
         "start" (the start's parameters; the best game is kept).
       greedy_start: start the mean at the greedy policy (else at zero weights plus
@@ -300,8 +305,8 @@ declare(es, {
     "sigma": Option(float, "(0, inf)", "standard deviation of the parameter perturbations"),
     "lr": Option(float, "(0, inf)", "Adam learning rate of the mean"),
     "hidden": Option(int, "[0, inf)", "MLP width of the policy (0: linear)"),
-    "patience": Option(int, "[0, inf)", "generations without a better game before the mean restarts at the best"
-                       " (0: never)"),
+    "patience": Option(int, "[0, inf)", "generations without a better game (restart_from=start: without a rise"
+                       " since the last restart) before the mean restarts (0: never)"),
     "restart_from": Option(str, doc="where a restart puts the mean: the best game's parameters or the start's",
                            choices=("best", "start")),
     "greedy_start": Option(bool, doc="start the mean at the greedy policy (else at zero weights plus init_noise)"),
