@@ -2,7 +2,7 @@
 # Table 2 on one generated program of the held-out split, three seeds of the agent and of ES: 600 s,
 # --no-place, the deferred game with the early copy supply, one core a solver, the two side by side,
 # the persistent cache off (2026-12-01). Writes OUT.md: the tables (each seed's run and their mean)
-# and each run's return, the agent's generations and seconds. Run from an empty folder:
+# and each run's return, the agent's generations, restarts (ES's too) and seconds. Run from an empty folder:
 #   bash table2_three_seeds.sh 1003 3000 table2_seeds_9028   (9,028 buffers)
 #   bash table2_three_seeds.sh 1002 1000 table2_seeds_2981   (2,981 buffers)
 export JAXMMAP_COMPILATION_CACHE=off
@@ -17,6 +17,7 @@ for d in muzero es; do
   python -c "
 import json, sys
 for r in json.load(open(sys.argv[1]))['runs']:
-    print('seed', r['seed'], 'return', r.get('final_ret', r['ret']), 'generations', r['info'].get('iterations'), 'seconds', r['seconds'])
+    print('seed', r['seed'], 'return', r.get('final_ret', r['ret']), 'generations', r['info'].get('iterations'),
+          'restarts', r['info'].get('restarts'), 'seconds', r['seconds'])
 " $d/traces.json
 done > $OUT.md
