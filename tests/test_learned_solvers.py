@@ -164,6 +164,7 @@ def test_es_never_below_its_start_and_mean_plays():
 def test_es_generation_traces_once(restart_from):
     """The generation function, jitted with chex's trace counter, is traced once across
     generations (the state's signature does not change between them)."""
+    chex.clear_trace_counter()  # (both modes' `generation` share a name: counted together otherwise)
     g = es_module.make_generation(8, 0, 0.05, 0.03, 2, None, restart_from)
     init, generation = g.init, g.generation
     generation = jax.jit(chex.assert_max_traces(generation, n=1))

@@ -223,12 +223,9 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
         greedy start has unit weights on the reward features).
       lr: Adam learning rate of the mean.
       hidden: MLP width of the policy (0: linear).
-      patience: generations without a better game before the mean restarts at the best
-        parameters found (elitist restart, see the module docstring; with
-        `restart_from="start"`, generations without a rise of the climb since the last
-        restart); 0 disables it.
-      restart_from: where a restart puts the mean: "best" (the best game's parameters) or
-        "start" (the start's parameters; the best game is kept).
+      patience: generations without a better game (elitist restart, module docstring; "start":
+        without a rise since the last restart) before the mean restarts; 0 disables it.
+      restart_from: where a restart puts the mean: "best" (the best game's parameters) or "start".
       greedy_start: start the mean at the greedy policy (else at zero weights plus
         `init_noise`).
       init_noise: standard deviation of noise added to the start's linear weights.
