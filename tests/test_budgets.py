@@ -178,6 +178,38 @@ def test_a_few_moves_after_the_compile_do_not_end_a_game_that_has_time(monkeypat
     assert whole and played["moves"] == 20_000
 
 
+def test_the_first_run_after_the_compile_does_not_end_a_game_that_has_time(monkeypatch):
+    """The slice after the compile runs the compiled loop for the first time: its one-off costs
+    are not the game's rate, and the tail estimated from it must not stop the slices (ES's first
+    generation at 2,981 buffers: one move in 0.3 s, a tail of 970 s, cut 22 s into 600 s; played
+    on, it ended 2 s later). From the next slice on, the tail counts."""
+    import time
+
+    from jaxmmap.core.clock import Clock
+
+    monkeypatch.setattr(base, "GRACE_S", 0.0)
+    played = {"moves": 0, "calls": 0}
+
+    def advance(carry, moves):  # a compile, a first run of 0.3 s more, then 1 ms a move; 1,000 moves
+        played["calls"] += 1
+        n = min(int(moves), 1000 - played["moves"])
+        played["moves"] += n
+        time.sleep({1: 0.3, 2: 0.3}.get(played["calls"], 0.0) + 0.001 * n)
+        return carry
+
+    asked = []
+
+    def tail(carry, rate, first):  # ending it Drop-first: its moves left at the measured rate
+        asked.append(played["calls"])
+        return (1000 - played["moves"]) / rate
+
+    clock = Clock(2.0)  # (the first run's rate, about 3 moves a second, would give a tail of minutes)
+    _, whole = base.in_slices(clock, advance, None, lambda carry: jnp.asarray([played["moves"] >= 1000]),
+                              tail=tail)
+    assert whole and played["moves"] == 1000 and clock.elapsed() < 2.0
+    assert asked and asked[0] >= 3  # (asked from the slice after the first run on)
+
+
 def test_slices_stop_soon_for_a_tail_that_does_not_fit_where_moves_are_dear(monkeypatch):
     """Where a move costs more than a call (a searched move of a large program), the slices stop
     soon after the compile, well before the deadline, where ending the game needs more than is

@@ -50,8 +50,9 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
     if deadline is None:  # (the grace is for a first solution only)
         grace = clock.best is None and (clock.grace or tail is None)
         deadline = 1.1 * clock.budget_s + GRACE_S if grace else clock.budget_s
-    moves, first, need, fastest = 8, None, 0.0, 0.0  # the first slice also measures its compile: a few moves, as a
-    # searched move of a 50,000-buffer game can take half a second (docs/decisions.md, Budgets)
+    # (the first slice also measures its compile: a few moves, as a searched move of a 50,000-buffer
+    # game can take half a second; docs/decisions.md, Budgets)
+    moves, first, need, fastest, warmed = 8, None, 0.0, 0.0, False
     while True:
         begin = time.perf_counter()
         carry = advance(carry, jnp.int32(moves))
@@ -66,7 +67,11 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
             rate = moves / took
             if took >= MEASURED_S:  # (a shorter slice measures the call's dispatch, not its moves:
                 # the estimates would end large games far too early)
-                need = 0.0 if tail is None else tail(carry, rate, first)
+                # (the tail's not on the first such slice: it runs the compiled loop for the first time,
+                # and its one-off costs, 0.3 s for one move of ES's batch at 2,981 buffers, estimated a
+                # tail of 970 s for a generation that plays in 2 s, and cut it 22 s into 600)
+                need = 0.0 if tail is None or not warmed else tail(carry, rate, first)
+                warmed = True
                 if took >= SLICE_S / 4:  # (the last move's cost is hundreds of moves' worth: a rate
                     # measured on a slice this long, the fastest, or none)
                     fastest = max(fastest, rate)
