@@ -293,16 +293,15 @@ def _restart(state: ExpertState, *, config: AgentConfig) -> tuple[ExpertState, j
     spends its time better on another climb. The best game, the network and the key go on.
     Returns (the state, whether it started again)."""
     first = ~jnp.isfinite(state.origin_return) & jnp.isfinite(state.center_return)
-    state = state.replace(origin=jax.tree.map(lambda c, o: jnp.where(first, c, o), state.center, state.origin),
-                          origin_return=jnp.where(first, state.center_return, state.origin_return))
+    # (conditionals, not selects: the copies of a whole game state are made only when taken)
+    state = jax.lax.cond(first, lambda s: s.replace(origin=s.center, origin_return=s.center_return),
+                         lambda s: s, state)
     climb = jnp.ceil(config.restart_stall * (state.rose - state.began)).astype(jnp.int32)
     again = ((config.restart_stall > 0) & jnp.isfinite(state.origin_return)
              & (state.moves - state.rose >= jnp.maximum(climb, RESTART_MIN_GENERATIONS)))
-    pick = lambda new, old: jax.tree.map(lambda a, b: jnp.where(again, a, b), new, old)  # noqa: E731
     # (only what a restart changes: the learner, the best game and the origin stay as they are)
-    return state.replace(center=pick(state.origin, state.center),
-                         center_return=pick(state.origin_return, state.center_return),
-                         began=pick(state.moves, state.began), rose=pick(state.moves, state.rose)), again
+    return jax.lax.cond(again, lambda s: s.replace(center=s.origin, center_return=s.origin_return, began=s.moves,
+                                                   rose=s.moves), lambda s: s, state), again
 
 
 
