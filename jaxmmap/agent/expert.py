@@ -293,15 +293,18 @@ def _restart(state: ExpertState, *, config: AgentConfig) -> tuple[ExpertState, j
     spends its time better on another climb. The best game, the network and the key go on.
     Returns (the state, whether it started again)."""
     first = ~jnp.isfinite(state.origin_return) & jnp.isfinite(state.center_return)
-    # (conditionals, not selects: the copies of a whole game state are made only when taken)
-    state = jax.lax.cond(first, lambda s: s.replace(origin=s.center, origin_return=s.center_return),
-                         lambda s: s, state)
+    # (conditionals over the fields they change, not selects over whole game states every generation)
+    origin, origin_return = jax.lax.cond(first, lambda: (state.center, state.center_return),
+                                         lambda: (state.origin, state.origin_return))
     climb = jnp.ceil(config.restart_stall * (state.rose - state.began)).astype(jnp.int32)
-    again = ((config.restart_stall > 0) & jnp.isfinite(state.origin_return)
+    again = ((config.restart_stall > 0) & jnp.isfinite(origin_return)
              & (state.moves - state.rose >= jnp.maximum(climb, RESTART_MIN_GENERATIONS)))
     # (only what a restart changes: the learner, the best game and the origin stay as they are)
-    return jax.lax.cond(again, lambda s: s.replace(center=s.origin, center_return=s.origin_return, began=s.moves,
-                                                   rose=s.moves), lambda s: s, state), again
+    center, center_return, began, rose = jax.lax.cond(
+        again, lambda: (origin, origin_return, state.moves, state.moves),
+        lambda: (state.center, state.center_return, state.began, state.rose))
+    return state.replace(origin=origin, origin_return=origin_return, center=center, center_return=center_return,
+                         began=began, rose=rose), again
 
 
 

@@ -67,9 +67,10 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
             rate = moves / took
             if took >= MEASURED_S:  # (a shorter slice measures the call's dispatch, not its moves:
                 # the estimates would end large games far too early)
-                # (the tail's not on the first such slice: it runs the compiled loop for the first time,
-                # and its one-off costs, 0.3 s for one move of ES's batch at 2,981 buffers, estimated a
-                # tail of 970 s for a generation that plays in 2 s, and cut it 22 s into 600)
+                # (the tail's not on the first such slice after the compile: it runs the compiled loop
+                # for the first time, and its one-off costs, 0.3 s for one move of ES's batch at 2,981
+                # buffers, estimated a tail of 970 s for a generation that plays in 2 s, and cut it 22 s
+                # into 600; `end`'s fastest rate errs slow with it, which only stops earlier)
                 need = 0.0 if tail is None or not warmed else tail(carry, rate, first)
                 warmed = True
                 if took >= SLICE_S / 4:  # (the last move's cost is hundreds of moves' worth: a rate
