@@ -21,8 +21,11 @@ SLICE_S = 1.0
 #: seconds more (within the promise of 1.1x the budget + 10 s: the rest is for the solution's
 #: export, validation and placement); then it is ended Drop-first.
 GRACE_S = 4.0
-#: The shortest slice whose rate `in_slices` trusts for the time its tail needs.
-MEASURED_S = 0.05
+#: The shortest slice whose rate `in_slices` trusts for what is still to do (`tail`, `end`). A
+#: shorter one times the call (its dispatch, copies of the games' states) more than its moves:
+#: ES's batch of 9 at 9,028 buffers played 2 moves in 0.16 s, 12 moves a second, and 4,000 a
+#: second in slices of a second (docs/decisions.md, Budgets).
+TIMED_S = SLICE_S / 4
 
 
 def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: float | None = None, end=None):
@@ -52,7 +55,7 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
         deadline = 1.1 * clock.budget_s + GRACE_S if grace else clock.budget_s
     # (the first slice also measures its compile: a few moves, as a searched move of a 50,000-buffer
     # game can take half a second; docs/decisions.md, Budgets)
-    moves, first, need, fastest, warmed = 8, None, 0.0, 0.0, False
+    moves, first, ahead, need, fastest, warmed = 8, None, 0.0, 0.0, 0.0, False
     while True:
         begin = time.perf_counter()
         carry = advance(carry, jnp.int32(moves))
@@ -65,19 +68,16 @@ def in_slices(clock: Clock, advance, carry, done, tail=None, *, deadline_s: floa
             first, moves = took, int(max(1, min(256, moves / took * SLICE_S)))
         else:
             rate = moves / took
-            if took >= MEASURED_S:  # (a shorter slice measures the call's dispatch, not its moves:
-                # the estimates would end large games far too early)
+            if took >= TIMED_S:  # (shorter: the estimates would end large games far too early)
                 # (the tail's not on the first such slice after the compile: it runs the compiled loop
                 # for the first time, and its one-off costs, 0.3 s for one move of ES's batch at 2,981
                 # buffers, estimated a tail of 970 s for a generation that plays in 2 s, and cut it 22 s
                 # into 600; `end`'s fastest rate errs slow with it, which only stops earlier)
-                need = 0.0 if tail is None or not warmed else tail(carry, rate, first)
-                warmed = True
-                if took >= SLICE_S / 4:  # (the last move's cost is hundreds of moves' worth: a rate
-                    # measured on a slice this long, the fastest, or none)
-                    fastest = max(fastest, rate)
-                need += 0.0 if end is None or not fastest else end(carry, fastest, 2 * moves)  # (the next
-                # slice plays at most twice this one's moves)
+                ahead = ahead if tail is None or not warmed else tail(carry, rate, first)
+                warmed, fastest = True, max(fastest, rate)  # (the last move's cost is hundreds of
+                # moves' worth: the fastest rate of a timed slice, or none)
+            # (the next slice plays at most twice this one's moves)
+            need = ahead + (0.0 if end is None or not fastest else end(carry, fastest, 2 * moves))
             # at most twice the last slice: a move's cost can jump (a game's restores begin, and
             # replay hundreds of moves inside one), and a slice sized by cheap moves overran its budget
             moves = int(max(1, min(2 * moves, rate * SLICE_S, rate * (deadline - need - clock.elapsed()) + 1,
