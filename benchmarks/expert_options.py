@@ -28,6 +28,7 @@ sys.path.insert(0, ROOT)
 from jaxmmap.agent.loop import fit  # noqa: E402
 from jaxmmap.core.io import open_problems  # noqa: E402
 from jaxmmap.core.rules import Rules  # noqa: E402
+from jaxmmap.env.rollout import generation_games  # noqa: E402
 from jaxmmap.solvers import agents  # noqa: E402
 
 
@@ -39,7 +40,7 @@ def variant(text: str) -> dict:
 
 
 def best_return(problem, options: dict, budget_s: float, seed: int, start) -> float:
-    opts = dict(games=agents.default_games(problem.num_buffers, 64), generations_per_chunk=1, **options)
+    opts = dict(games=generation_games(problem.num_buffers, 64), generations_per_chunk=1, **options)
     outcome = fit(problem, agents.agent_config(**opts), rules=Rules(), seed=seed, budget_s=budget_s,
                   demonstration=start.action)
     return start.ret if outcome.solution is None else outcome.solution.ret  # (validated by fit)

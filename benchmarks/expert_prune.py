@@ -5,7 +5,7 @@
 (`jaxmmap generate --seed 2001 --instructions 1000 -o tune-2001.json.gz`, and seed 2002 with 3000
 instructions: the generated tuning programs of docs/agent.md.) For each program the search's
 center is the heuristic's plan as the game plays it (as `muzero` starts in the deferred game with
-the early copy supply), and `--repeats` generations of `expert_games.default_games(N)` games play
+the early copy supply), and `--repeats` generations of `rollout.generation_games(N, 64)` games play
 around it (none of them the network's evaluation game, which the solver plays at most every
 `expert.EVALUATION_GAP` generations), as the solver plays them on this device
 (`expert_games.games_one_by_one`), once with `play_search(prune=False)` and once with the
@@ -39,7 +39,7 @@ from jaxmmap.core.io import open_problems  # noqa: E402
 from jaxmmap.core.rules import Rules  # noqa: E402
 from jaxmmap.env import observation  # noqa: E402
 from jaxmmap.env.instance import make_instance  # noqa: E402
-from jaxmmap.env.rollout import won_returns  # noqa: E402
+from jaxmmap.env.rollout import generation_games, won_returns  # noqa: E402
 from jaxmmap.solvers.heuristic import heuristic, play_plan  # noqa: E402
 
 RULES = Rules(placement="deferred", copy_supply="early")
@@ -49,7 +49,7 @@ def measure(problem, repeats: int) -> tuple[int, float, float, int, int]:
     """(games a generation, seconds a generation unpruned, pruned, of all games played: those
     stopped as the center's copies, those lost unpacked)."""
     instance = make_instance(problem, RULES)
-    config = AgentConfig(games=expert_games.default_games(problem.num_buffers))
+    config = AgentConfig(games=generation_games(problem.num_buffers, 64))
     plan = play_plan(problem, heuristic(problem, 30.0, 0, rules=RULES).solution.action, RULES).action
     state = expert.init(instance, config, seed=0, demonstration=np.asarray(plan))
     ctx = observation.context(instance)

@@ -5,7 +5,7 @@
     python benchmarks/expert_search.py --instances suite:nmt_train@gpu --games 8 --repeats 2
 
 For each program: the search's center is greedy's game (as the `muzero` solver starts on large
-programs), and one generation's games (`expert_games.default_games(N)`, or `--games`) play around it
+programs), and one generation's games (`rollout.generation_games(N, 64)`, or `--games`) play around it
 to their ends, restarts and deviations as in a run (`expert_games.start_search`, `play_search`; no
 learning, which is the same in both). Each way is jitted alone, timed over `--repeats` calls
 after a warm-up call (compilation excluded), on the same keys: both play the same games (the
@@ -33,7 +33,7 @@ from jaxmmap.core.io import open_problems  # noqa: E402
 from jaxmmap.core.rules import Rules  # noqa: E402
 from jaxmmap.env import observation  # noqa: E402
 from jaxmmap.env.instance import make_instance  # noqa: E402
-from jaxmmap.env.rollout import greedy_policy, rollout  # noqa: E402
+from jaxmmap.env.rollout import generation_games, greedy_policy, rollout  # noqa: E402
 
 INSTANCES = ["suite:alexnet_train_b32@tpu_v4i", "suite:resnet18_train@gpu", "suite:wavenet_train@gpu",
              "suite:gpt_medium_train@gpu", "suite:nmt_train@gpu"]
@@ -72,14 +72,14 @@ def measure(problem, games: int, repeats: int) -> dict[bool, float]:
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--instances", nargs="+", default=INSTANCES)
-    parser.add_argument("--games", type=int, help="games per generation (default: expert_games.default_games(N))")
+    parser.add_argument("--games", type=int, help="games per generation (default: rollout.generation_games(N, 64))")
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}); one generation's games around"
           " greedy's game, compilation excluded")
     print(f"{'program':34} {'buffers':>8} {'games':>5} {'batched':>12} {'one by one':>12} {'ratio':>7} {'picked':>10}")
     for problem in open_problems(args.instances):
-        games = args.games or expert_games.default_games(problem.num_buffers)
+        games = args.games or generation_games(problem.num_buffers, 64)
         rates = measure(problem, games, args.repeats)
         padded = make_instance(problem, Rules()).width.shape[0]
         picked = "one by one" if expert_games.games_one_by_one(padded) else "batched"

@@ -160,6 +160,14 @@ def test_es_never_below_its_start_and_mean_plays():
     assert np.isfinite(result.info["mean_policy_return"])
 
 
+def test_es_sizes_its_population_to_the_program_as_the_agent_sizes_its_generations(monkeypatch):
+    problem = bundled("tiny")  # (a generation of 32 games would pass the moves allowed: 8)
+    monkeypatch.setattr(rollout_lib, "MOVES_PER_GENERATION", 8 * problem.num_buffers)
+    options = {k: v for k, v in ES_OPTIONS.items() if k != "population"}
+    result = es_module.es(problem, 60.0, 0, rules=RULES, max_generations=2, **options)
+    assert result.info["population"] == 8 and result.info["games"] == 2 * 9
+
+
 @pytest.mark.parametrize("restart_from", ["best", "start"])
 def test_es_generation_traces_once(restart_from):
     """The generation function, jitted with chex's trace counter, is traced once across

@@ -448,10 +448,13 @@ def test_a_directed_game_is_an_es_member_around_the_center():
         assert made[recorded].all()
 
 
-def test_the_expert_solver_plays_fewer_games_per_generation_on_large_programs():
+def test_the_searches_play_fewer_games_per_generation_on_large_programs():
+    from jaxmmap.env.rollout import generation_games
+
     sizes = [127, 1189, 2048, 3277, 11645, 50000]
-    assert [expert_games.default_games(n) for n in sizes] == [64, 64, 64, 32, 8, 8]
-    assert expert_games.default_games(3277, 16) == 16
+    assert [generation_games(n, 64) for n in sizes] == [64, 64, 64, 32, 8, 8]  # the agent's expert mode
+    assert [generation_games(n, 32) for n in sizes] == [32, 32, 32, 32, 8, 8]  # ES's population
+    assert generation_games(3277, 16) == 16
 
 
 @pytest.mark.xdist_group("expert")

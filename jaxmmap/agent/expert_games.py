@@ -34,19 +34,6 @@ def _move_limit(instance: Instance) -> int:
     return 8 * instance.width.shape[0] + 16
 
 
-MOVES_PER_GENERATION = 131_072  # the solver's default games keep a generation about this short
-
-
-def default_games(num_buffers: int, games: int = 64) -> int:
-    """Games per generation for a program of `num_buffers`: `games`, halved (to at least 8)
-    while a generation would play more than MOVES_PER_GENERATION moves. A generation plays every
-    game to its end, so on 11,645 buffers 64 games would take minutes per generation on a
-    2-core CPU; powers of two keep the compiled shapes few."""
-    while games > 8 and games * num_buffers > MOVES_PER_GENERATION:
-        games //= 2
-    return games
-
-
 REFERENCE_BUFFERS = 128  # deviation_min is the rate at this size or below; it scales as 1/N above
 DEVIATIONS = 16  # deviations of each game recorded for learning (the first ones)
 UNIFORM_SHARE = 0.25  # of a deviation's distribution, spread evenly over the allowed moves

@@ -154,6 +154,22 @@ def games_within(instance: Instance, games: int, budget: int = BATCH_BYTES) -> i
     return int(max(1, min(games, budget // max(size, 1))))
 
 
+#: The moves a generation of a search's default batch plays at most (`generation_games`).
+MOVES_PER_GENERATION = 131_072
+
+
+def generation_games(num_buffers: int, games: int) -> int:
+    """Games a generation of a search plays on a program of `num_buffers`: `games`, halved (to at
+    least 8) while a generation would play more than `MOVES_PER_GENERATION` moves. A generation
+    plays every game to its end, so 64 games of 11,645 buffers take minutes on a 2-core CPU, and a
+    short budget ends inside the first; powers of two keep the compiled shapes few. The agent's
+    expert mode and ES size their default generations by it (docs/decisions.md, "Generations
+    sized to the program")."""
+    while games > 8 and games * num_buffers > MOVES_PER_GENERATION:
+        games //= 2
+    return games
+
+
 @functools.partial(jax.jit, static_argnames=("games", "backup", "checkpoints"))
 def start(instance: Instance, games: int, *, backup: bool = True, checkpoints: int | None = None) -> game.State:
     """`games` first states of `instance` (a batch, the instance shared), for `advance`; with

@@ -7,14 +7,17 @@
 # decisions, and each solver's means (table2_placed.py). Run from an empty folder:
 #   bash table2_placed.sh 1003 3000 table2_placed_9028                 (agent and ES, seeds 0-2)
 #   SEEDS=0 CORES=1 bash table2_placed.sh 1002 1000 random_2981 random  (random, seed 0, core 1)
+# A solver written NAME+KEY=VALUE runs NAME with --option KEY=VALUE (es+population=32); BUDGET
+# replaces the 600 s.
 export JAXMMAP_COMPILATION_CACHE=off
 SEED=$1 INSTRUCTIONS=$2 OUT=$3; shift 3
 SOLVERS=${*:-muzero es} SEEDS=${SEEDS:-0 1 2} CORES=(${CORES:-0 1})
 D=$(cd "$(dirname "$0")" && pwd) R=${R:-$(cd "$(dirname "$0")/../../.." && pwd)}
 PYTHONPATH=$R python -m jaxmmap generate --seed $SEED --instructions $INSTRUCTIONS -o gen-$SEED.json.gz
 run() {  # CORE SOLVER SEED
-  PYTHONPATH=$R taskset -c $1 python -m jaxmmap solve gen-$SEED.json.gz --solver $2 --budget 600 --seed $3 \
-    --no-place --placement deferred --copy-supply early --json -o $2-s$3.sol.json.gz > $2-s$3.json 2> $2-s$3.log
+  local option=(); [[ $2 == *+* ]] && option=(--option "${2#*+}")
+  PYTHONPATH=$R taskset -c $1 python -m jaxmmap solve gen-$SEED.json.gz --solver ${2%%+*} "${option[@]}" \
+    --budget ${BUDGET:-600} --seed $3 --no-place --placement deferred --copy-supply early --json -o $2-s$3.sol.json.gz > $2-s$3.json 2> $2-s$3.log
 }
 jobs=(); for s in $SEEDS; do for v in $SOLVERS; do jobs+=("$v $s"); done; done
 for ((i = 0; i < ${#jobs[@]}; i += ${#CORES[@]})); do

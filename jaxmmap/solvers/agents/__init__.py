@@ -21,13 +21,12 @@ from jaxmmap.agent import generalist as generalist_lib
 from jaxmmap.agent import guide as guide_lib
 from jaxmmap.agent import search
 from jaxmmap.agent.config import AgentConfig
-from jaxmmap.agent.expert_games import default_games
 from jaxmmap.agent.loop import agent_config, fit
 from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import observation
 from jaxmmap.env.instance import make_instance
-from jaxmmap.env.rollout import nth_game, start, to_solution, won_returns
+from jaxmmap.env.rollout import generation_games, nth_game, start, to_solution, won_returns
 from jaxmmap.solvers.agents._options import AGENT_OPTIONS, COUNT, RUN_OPTIONS
 from jaxmmap.solvers.base import (
     ALONE_RATE,
@@ -97,7 +96,7 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     progress bar (on stderr); `workdir` keeps the run's logs and checkpoints there and resumes
     from them (`agent.loop.fit`; train.py).
 
-    Without a `games` option the expert mode plays `default_games(N)`: 64, fewer above 2,048
+    Without a `games` option the expert mode plays `rollout.generation_games(N, 64)`: 64, fewer above 2,048
     buffers, where a chunk is one generation (the clock looked at after each) by default.
 
     On larger programs the expert mode first plays its start as single games
@@ -122,7 +121,7 @@ def muzero(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules
     check(muzero, {"place_share": place_share})
     large = problem.num_buffers > LARGE
     if options.get("mode", AgentConfig.mode) == "expert" and "games" not in options:
-        options["games"] = default_games(problem.num_buffers, AgentConfig.games)
+        options["games"] = generation_games(problem.num_buffers, AgentConfig.games)
     if large and "generations_per_chunk" not in options:
         # a generation of a large program takes seconds: look at the clock after each one, or a
         # chunk of several overruns a short budget

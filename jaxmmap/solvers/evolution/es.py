@@ -53,7 +53,7 @@ from jaxmmap.core.problem import Problem
 from jaxmmap.core.rules import Rules
 from jaxmmap.env import observation
 from jaxmmap.env.instance import Instance, make_instance
-from jaxmmap.env.rollout import nth_game, rollouts, start, to_solution, won_returns
+from jaxmmap.env.rollout import generation_games, nth_game, rollouts, start, to_solution, won_returns
 from jaxmmap.solvers.base import Anytime, CountedJit, Result, play_on_the_clock, strong_types
 from jaxmmap.solvers.evolution import policy
 from jaxmmap.solvers.heuristic import plan_policy, plan_start
@@ -210,24 +210,27 @@ def _jitted(population: int, hidden: int, sigma: float, lr: float, patience: int
     return g.init, CountedJit(ask), CountedJit(g.tell)
 
 
+#: ES's population on programs of up to 4,096 buffers; fewer above (`rollout.generation_games`).
+POPULATION = 32
+
+
 def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
-       population: int = 32, sigma: float = 0.1, lr: float = 0.03, hidden: int = 0,
+       population: int | None = None, sigma: float = 0.1, lr: float = 0.03, hidden: int = 0,
        patience: int = 10, restart_from: str = "best", greedy_start: bool = True, init_noise: float = 0.0,
        from_heuristic: bool | None = None, plan_weight: float = 1.0, max_generations: int | None = None,
        padding: tuple[int, int, int] | None = None) -> Result:
     """OpenAI-ES over the policy's weights under a wall-clock budget.
 
     Args:
-      population: games per generation besides the mean's (even: mirrored pairs).
+      population: games per generation besides the mean's (even: mirrored pairs). None: sized
+        as the agent's generations, `rollout.generation_games(N, POPULATION)` (docs/decisions.md).
       sigma: standard deviation of the parameter perturbations (the features are O(1), and the
         greedy start has unit weights on the reward features).
-      lr: Adam learning rate of the mean.
-      hidden: MLP width of the policy (0: linear).
+      lr, hidden: Adam's learning rate of the mean; the MLP width of the policy (0: linear).
       patience: generations without a better game (elitist restart, module docstring; "start":
         without a rise since the last restart) before the mean restarts; 0 disables it.
       restart_from: where a restart puts the mean: "best" (the best game's parameters) or "start".
-      greedy_start: start the mean at the greedy policy (else at zero weights plus
-        `init_noise`).
+      greedy_start: start the mean at the greedy policy (else at zero weights plus `init_noise`).
       init_noise: standard deviation of noise added to the start's linear weights.
       from_heuristic: start from the heuristic's plan (`heuristic.plan_start`, `PLAN_SHARE` of
         the budget): its game is the first generation's mean's game (played apart first on
@@ -237,8 +240,8 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
         None (default): in the deferred game (`Rules.placement`), which keeps 0.99 of the plan's
         return, not in the paper's grid, which keeps 0.92 (`benchmarks/expressive.py`).
       plan_weight: the start's weight of the plan (with `from_heuristic`).
-      max_generations: stop after this many generations even if time is left (with it, runs
-        of one seed are identical if they fit the budget).
+      max_generations: stop after this many generations even if time is left (runs of a seed
+        that fit the budget are then identical).
       padding: (buffers, steps, tables) to pad the instance to (default: `instance.bucket`);
         instances of one padding share one compiled generation.
 
@@ -246,6 +249,7 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
     restarts, first_generation_best, mean_policy_return (the return of the final mean's game).
     """
     clock = Anytime(budget_s)
+    population = generation_games(problem.num_buffers, POPULATION) if population is None else population
     n, t, k = padding if padding is not None else (None, None, None)
     instance = make_instance(problem, rules, num_buffers=n, num_steps=t, num_tables=k)
     from_heuristic, plan, replay, ended = plan_start(clock, problem, rules, instance.width.shape[0], "es",
@@ -293,12 +297,13 @@ def es(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(),
 
 
 def _even_population(options: dict) -> None:
-    if options.get("population", 2) % 2:  # (mirrored sampling: pairs)
+    if (options.get("population") or 2) % 2:  # (mirrored sampling: pairs)
         raise ValueError(f"population must be even (mirrored pairs); got {options['population']}")
 
 
 declare(es, {
-    "population": Option(int, "[2, inf)", "games per generation besides the mean's (even: mirrored pairs)"),
+    "population": Option(int, "[2, inf)", "games per generation besides the mean's (even: mirrored pairs; null:"
+                         " 32, fewer above 4,096 buffers)", null=True),
     "sigma": Option(float, "(0, inf)", "standard deviation of the parameter perturbations"),
     "lr": Option(float, "(0, inf)", "Adam learning rate of the mean"),
     "hidden": Option(int, "[0, inf)", "MLP width of the policy (0: linear)"),
