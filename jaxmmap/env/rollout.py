@@ -163,8 +163,8 @@ def generation_games(num_buffers: int, games: int) -> int:
     least 8) while a generation would play more than `MOVES_PER_GENERATION` moves. A generation
     plays every game to its end, so 64 games of 11,645 buffers take minutes on a 2-core CPU, and a
     short budget ends inside the first; powers of two keep the compiled shapes few. The agent's
-    expert mode and ES size their default generations by it (docs/decisions.md, "Generations
-    sized to the program")."""
+    expert mode and ES size their default generations by it (docs/decisions.md, "ES's
+    population sized to the program")."""
     while games > 8 and games * num_buffers > MOVES_PER_GENERATION:
         games //= 2
     return games
