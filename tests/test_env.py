@@ -12,7 +12,7 @@ from jaxmmap.core import suite
 from jaxmmap.env import FIRST, LAST, MID, game
 from jaxmmap.env.backup import TOGETHER_BELOW, restores_together, together
 from jaxmmap.env.instance import stack
-from jaxmmap.env.rollout import advance, density_policy, greedy_policy, random_policy, rollouts, start
+from jaxmmap.env.rollout import advance, density_policy, greedy_policy, placement_densities, random_policy, rollouts, start
 
 RULES = Rules(columns=64)
 PAD = dict(num_buffers=256, num_steps=64, num_tables=64)
@@ -164,6 +164,7 @@ def test_density_greedy_places_the_densest_use_that_can_pay_at_every_move():
     state = game.init(instance, backup=True)
     step, key, least = jax.jit(game.step), jax.random.key(0), 0.002
     policy, potential = jax.jit(density_policy(jnp.float32(least))), jax.jit(game.placement_potential)
+    densities_of = jax.jit(placement_densities)
     early = 0  # moves whose potential is above the immediate reward
     while not bool(state.done):
         i = int(state.board.cursor)
@@ -183,6 +184,9 @@ def test_density_greedy_places_the_densest_use_that_can_pay_at_every_move():
                 if int(cand.alloc_start[a]) >= 0 else 0 for a in (0, 1)]
         density = [want / r if r else np.inf for r in room]
         ok = [bool(legal[a]) and want > 0 and density[a] >= least for a in (0, 1)]
+        densities, can = densities_of(state)
+        np.testing.assert_allclose(np.asarray(densities), density, rtol=1e-5)
+        assert [bool(c) and density[a] >= least for a, c in enumerate(np.asarray(can))] == ok
         action = int(policy(key, state))
         if any(ok):
             assert ok[action] and density[action] == max(d for d, o in zip(density, ok) if o)

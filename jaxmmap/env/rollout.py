@@ -39,21 +39,29 @@ def greedy_policy(key: jax.Array, state: game.State) -> jax.Array:
     return jnp.argmax(score).astype(jnp.int32)
 
 
+def placement_densities(state: game.State) -> tuple[jax.Array, jax.Array]:
+    """float32[2] each, for Copy and NoCopy of the current buffer: the potential reward
+    (`game.placement_potential`, the same for both) per column-step the placement allocates
+    (inf where it allocates nothing), and whether it is legal and that reward positive."""
+    cand, inst = state.candidates, state.instance
+    width = inst.width[jnp.minimum(state.board.cursor, inst.width.shape[0] - 1)].astype(jnp.float32)
+    steps = jnp.where(cand.alloc_start >= 0, cand.alloc_end - cand.alloc_start + 1, 0).astype(jnp.float32)
+    room = (width * steps)[:2]
+    reward = game.placement_potential(state)
+    density = jnp.where(room > 0, reward / jnp.maximum(room, 1.0), jnp.inf)
+    return density, game.legal_action_mask(state)[:2] & (reward > 0)
+
+
 def density_policy(min_density: jax.Array) -> Policy:
     """Greedy by the room a move takes: the legal placement (Copy or NoCopy) of the highest
-    potential reward (`game.placement_potential`) per column-step it allocates, where that
-    reward is positive and the ratio at least `min_density` (float32[]; a NoCopy that allocates
-    nothing always is); else the first legal of Drop, NoCopy, Copy. `min_density` 0 places every
-    use that can still pay, in program order."""
+    potential reward per column-step it allocates (`placement_densities`), where that reward is
+    positive and the ratio at least `min_density` (float32[]; a NoCopy that allocates nothing
+    always is); else the first legal of Drop, NoCopy, Copy. `min_density` 0 places every use
+    that can still pay, in program order."""
 
     def policy(key: jax.Array, state: game.State) -> jax.Array:
-        cand, inst = state.candidates, state.instance
-        width = inst.width[jnp.minimum(state.board.cursor, inst.width.shape[0] - 1)].astype(jnp.float32)
-        steps = jnp.where(cand.alloc_start >= 0, cand.alloc_end - cand.alloc_start + 1, 0).astype(jnp.float32)
-        room = (width * steps)[:2]
-        reward = game.placement_potential(state)
-        density = jnp.where(room > 0, reward / jnp.maximum(room, 1.0), jnp.inf)
-        ok = game.legal_action_mask(state)[:2] & (density >= min_density) & (reward > 0)
+        density, can = placement_densities(state)
+        ok = can & (density >= min_density)
         best = jnp.argmax(jnp.where(ok, density, -jnp.inf)).astype(jnp.int32)
         return jnp.where(jnp.any(ok), best, drop_first_policy(key, state))
 

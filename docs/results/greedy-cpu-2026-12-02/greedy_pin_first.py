@@ -21,9 +21,8 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from greedy_starts import deferred_rules, split_problems  # noqa: E402
 
-from jaxmmap.env import game  # noqa: E402
 from jaxmmap.env.instance import make_instance  # noqa: E402
-from jaxmmap.env.rollout import density_policy, drop_first_policy, rollout, to_solution  # noqa: E402
+from jaxmmap.env.rollout import density_policy, drop_first_policy, placement_densities, rollout, to_solution  # noqa: E402
 from jaxmmap.solvers.placer import place, place_nothing  # noqa: E402
 from jaxmmap.solvers.simple import least_densities  # noqa: E402
 
@@ -31,13 +30,8 @@ from jaxmmap.solvers.simple import least_densities  # noqa: E402
 def pin_policy(min_density):
     """`density_policy`'s choice of what to place, with NoCopy (action 1) wherever it is acceptable."""
     def policy(key, state):
-        cand, inst = state.candidates, state.instance
-        width = inst.width[jnp.minimum(state.board.cursor, inst.width.shape[0] - 1)].astype(jnp.float32)
-        steps = jnp.where(cand.alloc_start >= 0, cand.alloc_end - cand.alloc_start + 1, 0).astype(jnp.float32)
-        room = (width * steps)[:2]
-        reward = game.placement_potential(state)
-        density = jnp.where(room > 0, reward / jnp.maximum(room, 1.0), jnp.inf)
-        ok = game.legal_action_mask(state)[:2] & (density >= min_density) & (reward > 0)
+        density, can = placement_densities(state)
+        ok = can & (density >= min_density)
         return jnp.where(jnp.any(ok), jnp.where(ok[1], 1, 0).astype(jnp.int32), drop_first_policy(key, state))
     return policy
 
