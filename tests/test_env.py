@@ -12,7 +12,16 @@ from jaxmmap.core import suite
 from jaxmmap.env import FIRST, LAST, MID, game
 from jaxmmap.env.backup import TOGETHER_BELOW, restores_together, together
 from jaxmmap.env.instance import stack
-from jaxmmap.env.rollout import advance, density_policy, greedy_policy, placement_densities, random_policy, rollouts, start
+from jaxmmap.env.rollout import (
+    advance,
+    density_policy,
+    generation_games,
+    greedy_policy,
+    placement_densities,
+    random_policy,
+    rollouts,
+    start,
+)
 
 RULES = Rules(columns=64)
 PAD = dict(num_buffers=256, num_steps=64, num_tables=64)
@@ -210,3 +219,10 @@ def test_play_returns_validated_best_solution():
     assert validate(problem, solution).ok
     assert solution.ret == pytest.approx(summary["best_return"], rel=1e-5)
     assert solution.solver == "random"
+
+
+def test_the_searches_play_fewer_games_per_generation_on_large_programs():
+    sizes = [127, 1189, 2048, 3277, 11645, 50000]
+    assert [generation_games(n, 64) for n in sizes] == [64, 64, 64, 32, 8, 8]  # the agent's expert mode
+    assert [generation_games(n, 32) for n in sizes] == [32, 32, 32, 32, 8, 8]  # ES's population
+    assert generation_games(3277, 16) == 16

@@ -448,15 +448,6 @@ def test_a_directed_game_is_an_es_member_around_the_center():
         assert made[recorded].all()
 
 
-def test_the_searches_play_fewer_games_per_generation_on_large_programs():
-    from jaxmmap.env.rollout import generation_games
-
-    sizes = [127, 1189, 2048, 3277, 11645, 50000]
-    assert [generation_games(n, 64) for n in sizes] == [64, 64, 64, 32, 8, 8]  # the agent's expert mode
-    assert [generation_games(n, 32) for n in sizes] == [32, 32, 32, 32, 8, 8]  # ES's population
-    assert generation_games(3277, 16) == 16
-
-
 @pytest.mark.xdist_group("expert")
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow)])
 def test_the_expert_agent_reaches_the_optimum_of_tiny_games(seed):
