@@ -307,7 +307,7 @@ def test_lowest_nocopy_rule():
     assert result.solution.ret >= game.solution.ret - 1e-9
 
 
-@pytest.mark.parametrize("name", ["bundled:tiny", "alexnet_infer_b32@gpu"])
+@pytest.mark.parametrize("name", ["bundled:tiny", pytest.param("alexnet_infer_b32@gpu", marks=pytest.mark.slow)])
 def test_real_instances(name):
     problem = bundled("tiny") if name == "bundled:tiny" else load(name)
     greedy = solve(problem, "greedy", rules=Rules()).solution
@@ -368,7 +368,7 @@ def many_pins(seed):
                     latency_tables=seed % 3 == 0)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", [0, 1] + [pytest.param(s, marks=pytest.mark.slow) for s in range(2, 6)])
 def test_lp_bound_holds_for_pins(seed):
     """The LP bound (pins in) is above a valid all-pins solution, the solvers' returns under the
     default rules (pins on) and CP-SAT's optimum, which it proves here from the hand-made pins

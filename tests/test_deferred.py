@@ -36,7 +36,9 @@ def _cases(edf=False):
     return cases
 
 
-@pytest.fixture(scope="module", params=[(False, False), (True, False), (True, True)], ids=["no_backup", "backup", "edf"])
+# (-m slow: the EDF supply's batch; by default test_edf_keeps_the_copy_that_early_supply_starves plays EDF)
+@pytest.fixture(scope="module", params=[(False, False), (True, False), pytest.param((True, True), marks=pytest.mark.slow)],
+                ids=["no_backup", "backup", "edf"])
 def batch(request):
     backup, edf = request.param
     cases = _cases(edf)
@@ -237,6 +239,7 @@ def test_a_game_ending_below_its_pack_floor_is_lost():
         assert float(packer.dropping_gain_bound(dented)) >= 7.0
 
 
+@pytest.mark.slow  # (9 s on an empty compilation cache; by default test_a_game_ending_below_its_pack_floor_is_lost)
 def test_the_packer_with_a_floor_returns_the_same_packing_above_it():
     # `packer.pack(floor=...)`: the packings after the first stop once what they left out puts
     # them below the floor, and never win; where the packing without a floor is above it (by more

@@ -55,7 +55,7 @@ def test_vmapped_rollouts_over_keys():
     assert returns.shape == (16,) and np.unique(returns).size > 1  # the games differ
 
 
-@pytest.mark.parametrize("max_moves", [None, 37])
+@pytest.mark.parametrize("max_moves", [None, pytest.param(37, marks=pytest.mark.slow)])  # (-m slow: in slices)
 def test_rollouts_play_each_game_as_rollout_does(max_moves):
     problem = generate(6, num_instructions=30, inplace_prob=0.3, memory_fraction=0.3)
     instance = make_instance(problem, RULES, **PAD)
@@ -112,7 +112,7 @@ def test_rollouts_copy_no_game_state_per_move():
     assert re.search(r" while\(", loops)  # (the restore's loops are there)
 
 
-@pytest.mark.parametrize("checkpoints", [0, 2])
+@pytest.mark.parametrize("checkpoints", [0, pytest.param(2, marks=pytest.mark.slow)])  # (-m slow: with checkpoints)
 def test_restores_together_play_the_games_restores_one_at_a_time_play(checkpoints):
     """A batch's restores and checkpoints as a plain `vmap` (an accelerator's default,
     `backup.together`) play exactly the games that one game at a time (the CPU's) plays."""
@@ -205,6 +205,7 @@ def test_density_greedy_places_the_densest_use_that_can_pay_at_every_move():
     assert early > 0 and float(state.board.ret) > 0.0
 
 
+@pytest.mark.slow  # (9 s on an empty compilation cache; by default `jaxmmap play` in test_cli.py)
 def test_play_returns_validated_best_solution():
     problem = generate(9, num_instructions=30, inplace_prob=0.2)
     solution, summary = play(problem, "random", games=32, rules=RULES)

@@ -314,6 +314,8 @@ def test_the_config_names_the_game_its_network_learns():
     assert set(generalist.trained_rules(about).values()) <= {"grid", "near", "deferred", "early"}
 
 
+@pytest.mark.slow  # (14 s on an empty compilation cache; the improvement is off by default, `network.generations = 0`;
+# by default padded games are the same games: test_game.py, test_vmapped_padded_games_equal_single_games)
 def test_padded_instances_play_the_same_game_and_a_batch_plays_each_parameter_sets_game():
     """The improvement pads programs to powers of two (few compiles): the same game, the same
     return. Its batches (`returns`) play each parameter set's own game: the shipped network's and
@@ -352,6 +354,8 @@ def test_the_shipped_generalist_loads_and_plays_a_valid_placed_solution():
     assert validate(bundled("tiny"), result.solution).ok
 
 
+@pytest.mark.slow  # (11 s on an empty compilation cache; by default the generalist solver plays through `solve`:
+# test_the_shipped_generalist_loads_and_plays_a_valid_placed_solution)
 def test_the_generalist_solver_plays_the_networks_game_then_draws_games_while_its_budget_lasts():
     problem = generate(5, num_instructions=30, inplace_prob=0.2)
     params, config, _ = generalist.load()

@@ -83,6 +83,8 @@ def test_guided_flips_only_the_uses_the_guide_is_sure_of():
     np.testing.assert_array_equal(action, [DROP, DROP, COPY, NOCOPY, DROP, COPY])  # (not changed)
 
 
+@pytest.mark.slow  # (21 s on an empty compilation cache; by default the generalist's guide reaches the placer through
+# `solve` in test_generalist.py, test_the_shipped_generalist_loads_and_plays_a_valid_placed_solution)
 def test_the_placer_starts_from_a_guide_only_where_it_places_higher():
     """A guide that says "Drop" of everything the placement of no decisions serves is a worse
     start than that placement; one that says what that placement says changes nothing; the

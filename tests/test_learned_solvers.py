@@ -121,7 +121,9 @@ def test_later_value_sums_the_later_buffers_of_the_tensor():
     np.testing.assert_array_equal(np.asarray(ctx.static[:4, observation.NUM_STATIC - 2]), [1, 0, 0, 0])
 
 
-@pytest.mark.parametrize("seed", [0] + [pytest.param(s, marks=pytest.mark.slow) for s in (1, 2, 4)])  # -m slow: 1, 2, 4
+# (-m slow; by default every solver is valid and within the bounds on tiny(0): test_solvers.py, and
+# test_bundled_tiny_valid_deterministic_and_compiled_once)
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) for s in (0, 1, 2, 4)])
 def test_valid_and_never_above_the_optimum(seed):
     problem = tiny(seed)
     best = exhaustive(problem, 60, 0, rules=RULES)
@@ -168,7 +170,7 @@ def test_es_sizes_its_population_to_the_program_as_the_agent_sizes_its_generatio
     assert result.info["population"] == 8 and result.info["games"] == 2 * 9
 
 
-@pytest.mark.parametrize("restart_from", ["best", "start"])
+@pytest.mark.parametrize("restart_from", ["best", pytest.param("start", marks=pytest.mark.slow)])  # (-m slow: start)
 def test_es_generation_traces_once(restart_from):
     """The generation function, jitted with chex's trace counter, is traced once across
     generations (the state's signature does not change between them)."""
@@ -228,6 +230,8 @@ def test_real_instance_beats_greedy_start(name):
     assert result.solution.ret >= greedy(problem, 10.0, 0).solution.ret
 
 
+@pytest.mark.slow  # (20 s on an empty compilation cache; by default test_game.py's checkpoints change no move,
+# and test_solvers.py's prod starts from the heuristic)
 def test_prod_starts_from_the_heuristic_where_single_games_keep_checkpoints(monkeypatch):
     """A single game of a large program keeps checkpoints (`rollout.checkpoints_for`); the
     heuristic's game that seeds the search must still match the search's games (it raised a
@@ -371,6 +375,8 @@ def test_an_expert_generation_ends_with_its_budget_once_it_has_a_game(monkeypatc
 DEFERRED = dataclasses.replace(RULES, placement="deferred", copy_supply="early")
 
 
+@pytest.mark.slow  # (12 s on an empty compilation cache; by default ES's first generation plays the plan's game:
+# test_from_the_heuristic_in_the_deferred_game_never_below_the_plans_game)
 def test_a_plan_weight_makes_the_scorer_play_the_plan_where_it_is_legal():
     """The scorer reads the plan's action for the buffer at the cursor: with a large plan weight
     it replays a plan (a finished random game's own actions, each legal in its turn); with a
@@ -391,7 +397,7 @@ def test_a_plan_weight_makes_the_scorer_play_the_plan_where_it_is_legal():
         np.testing.assert_array_equal(np.asarray(ignore.board.action)[:n], np.asarray(greedy_game.board.action)[:n])
 
 
-@pytest.mark.parametrize("name", ["es", "egrl"])
+@pytest.mark.parametrize("name", ["es", pytest.param("egrl", marks=pytest.mark.slow)])  # (EGRL: 17 s; -m slow)
 def test_from_the_heuristic_in_the_deferred_game_never_below_the_plans_game(name):
     """In the deferred game ES and EGRL start from the heuristic's plan by default: its game is
     their first solution, and they return no less; in the paper's grid they do not."""

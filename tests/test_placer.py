@@ -26,9 +26,9 @@ def _problems():
             generate(3, num_instructions=50, oversize_prob=0.1, zero_supply_prob=0.2)]
 
 
-@pytest.mark.parametrize("k", range(4))
-@pytest.mark.parametrize("solver", ["greedy", "heuristic"])
-def test_the_placed_solution_is_valid_and_never_worse(k, solver):
+@pytest.mark.parametrize("solver,k", [("greedy", k) if k < 2 else pytest.param("greedy", k, marks=pytest.mark.slow)
+                                      for k in range(4)] + [("heuristic", k) for k in range(4)])  # (-m slow: greedy on 2, 3)
+def test_the_placed_solution_is_valid_and_never_worse(solver, k):
     problem = _problems()[k]
     rules = Rules(columns=auto_columns(problem))
     raw = solve(problem, solver, budget_s=0.5, seed=k, rules=rules, place=False).solution
@@ -116,7 +116,7 @@ def test_zero_size_buffers_and_nocopy_chains_are_placed():
     assert keeps.any()
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_fixed_decisions_cpsat_bounds_the_placement_of_those_decisions(seed):
     """CP-SAT with the decisions kept: every decided use stays placed by the same action, and
     its proven optimum is at least what the placer's placement and growth (no moves) reach."""

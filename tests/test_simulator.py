@@ -228,9 +228,9 @@ def _deadline(seconds: int):
         signal.signal(signal.SIGALRM, previous)
 
 
-@pytest.mark.parametrize("options", [  # (static, 14 s, with -m slow: the tables' case covers its path)
+@pytest.mark.parametrize("options", [  # (-m slow: the static and sparse cases; the tables' case covers their path)
     pytest.param({}, marks=pytest.mark.slow), {"latency_tables": True},
-    {"zero_supply_prob": 0.2, "zero_demand_prob": 0.2, "memory_fraction": 0.3},
+    pytest.param({"zero_supply_prob": 0.2, "zero_demand_prob": 0.2, "memory_fraction": 0.3}, marks=pytest.mark.slow),
 ], ids=["static", "tables", "sparse"])
 def test_a_game_valid_solution_of_a_generated_problem_never_stalls(options):
     # Generated problems take a step's supply as its duration with its own buffers fast, a lower

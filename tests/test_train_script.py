@@ -105,8 +105,9 @@ def test_train_survives_a_kill_a_corrupt_checkpoint_and_a_torn_line(tmp_path):
     assert any(name.startswith("events") for name in os.listdir(workdir / "tensorboard"))
 
 
-@pytest.mark.parametrize("case", ["missing_problem", "workdir_is_a_file", "unknown_field", "bad_mode", "no_games",
-                                  "negative_seed", "bad_game"])
+# (each a train.py of its own, 4 s: -m slow for the checks of the workdir, the mode, the games and the seed)
+@pytest.mark.parametrize("case", ["missing_problem", "unknown_field", "bad_game"] + [
+    pytest.param(case, marks=pytest.mark.slow) for case in ("workdir_is_a_file", "bad_mode", "no_games", "negative_seed")])
 def test_a_train_mistake_is_one_error_line_and_writes_nothing(tmp_path, case):
     workdir = tmp_path / "run"
     extra = {"missing_problem": [f"--config.problem={tmp_path / 'missing.json'}"],
@@ -123,8 +124,8 @@ def test_a_train_mistake_is_one_error_line_and_writes_nothing(tmp_path, case):
     assert workdir.is_file() if case == "workdir_is_a_file" else not workdir.exists()
 
 
-@pytest.mark.parametrize(("flag", "error"), [("--config.generated=101", "--config.generated=101: at most 100"),
-                                           ("--config.round_labels=oracle", "--config.round_labels='oracle'")])
+@pytest.mark.parametrize(("flag", "error"), [("--config.generated=101", "--config.generated=101: at most 100"), pytest.param(
+    "--config.round_labels=oracle", "--config.round_labels='oracle'", marks=pytest.mark.slow)])
 def test_a_generalist_mistake_is_one_error_line_and_writes_nothing(tmp_path, flag, error):
     """The generalist's config (`jaxmmap.agent.pretrain`, through train.py): a mistake is found
     before anything is gathered or written."""

@@ -257,6 +257,7 @@ def test_a_search_starts_again_once_its_center_has_stalled_as_long_as_it_climbed
         _expert(restart_stall=-1.0)
 
 
+@pytest.mark.slow  # (10 s on an empty compilation cache; by default every expert test's search starts from its game 0)
 @pytest.mark.xdist_group("expert")
 def test_the_expert_search_starts_from_the_evaluation_game_when_it_is_better():
     # On a large program the first generation's sampled games are far below the greedy game;
@@ -308,8 +309,8 @@ def test_windowed_deviations_change_the_center_only_inside_their_window():
     assert changed[True] < 0.5 * changed[False]  # (20.5 and 7.8 moves)
 
 
-@pytest.mark.slow  # (41 s on an empty compilation cache; by default test_pruned_games_could_not_have_beaten_the_center
-# plays a generation batched and one by one, restarts from the fork included, and test_budgets.py plays games in slices)
+@pytest.mark.slow  # (41 s on an empty compilation cache; by default every expert test plays its generations' games
+# batched, and test_budgets.py plays games in slices)
 @pytest.mark.xdist_group("expert")
 def test_a_generations_games_one_by_one_are_its_batched_games():
     # On a CPU above ONE_BY_ONE_ABOVE padded buffers the games play one after the other
@@ -349,6 +350,7 @@ def test_a_generations_games_one_by_one_are_its_batched_games():
     assert not expert_games.games_one_by_one(expert_games.ONE_BY_ONE_ABOVE)
 
 
+@pytest.mark.slow  # (30 s on an empty compilation cache; by default every expert test prunes its games: prune=True)
 @pytest.mark.xdist_group("expert")
 def test_pruned_games_could_not_have_beaten_the_center():
     # `play_search(prune=True)`, the default: an exploring game that played only the center's
@@ -394,6 +396,8 @@ def test_pruned_games_could_not_have_beaten_the_center():
     assert bool(plain_metrics["learned"]) == bool(cut_metrics["learned"])
 
 
+@pytest.mark.slow  # (31 s on an empty compilation cache; by default every expert test plays directed games:
+# directed_share 0.9)
 @pytest.mark.xdist_group("expert")
 def test_a_directed_game_is_an_es_member_around_the_center():
     # A directed game plays the argmax of greedy's scores (ES's start), plus its own linear
