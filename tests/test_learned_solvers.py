@@ -123,7 +123,8 @@ def test_later_value_sums_the_later_buffers_of_the_tensor():
 
 # (-m slow; by default every solver is valid and within the bounds on tiny(0): test_solvers.py, and
 # test_bundled_tiny_valid_deterministic_and_compiled_once)
-@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) for s in (0, 1, 2, 4)])
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2, 4])
 def test_valid_and_never_above_the_optimum(seed):
     problem = tiny(seed)
     best = exhaustive(problem, 60, 0, rules=RULES)

@@ -17,7 +17,8 @@ from jaxmmap.solvers.exhaustive import exhaustive
 
 # (-m slow, 14 s on an empty compilation cache; by default test_mcts_is_valid_and_below_the_game_optimum plays whole
 # games with the search, and the Gumbel search runs in test_q_scaled_by_the_instance_does_not_blow_up_value_noise)
-@pytest.mark.parametrize("gumbel", [pytest.param(False, marks=pytest.mark.slow), pytest.param(True, marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("gumbel", [False, True])
 def test_search_picks_legal_actions_along_whole_games(gumbel):
     problem = generate(5, num_instructions=12, inplace_prob=0.3, memory_fraction=0.2)
     instance = make_instance(problem, RULES)

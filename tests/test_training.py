@@ -257,7 +257,8 @@ def test_a_search_starts_again_once_its_center_has_stalled_as_long_as_it_climbed
         _expert(restart_stall=-1.0)
 
 
-@pytest.mark.slow  # (10 s on an empty compilation cache; by default every expert test's search starts from its game 0)
+@pytest.mark.slow  # (10 s on an empty compilation cache; by default every expert test's first generation takes this
+# start, checked only here)
 @pytest.mark.xdist_group("expert")
 def test_the_expert_search_starts_from_the_evaluation_game_when_it_is_better():
     # On a large program the first generation's sampled games are far below the greedy game;
