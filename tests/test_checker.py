@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import importlib
 
 import numpy as np
 import pytest
@@ -73,6 +74,19 @@ def test_the_command_line_validates_each_solution_once(validations, tmp_path, ca
     validations.clear()  # (a new command: a new process reads the file again)
     assert main(["latency", path, out]) == 0
     assert validations and max(validations.values()) == 1, validations.values()
+
+
+def test_cpsat_checks_a_solution_it_reports_again_once(validations, monkeypatch):
+    # (CP-SAT may report its hint, already offered, as a solution of its own search)
+    module = importlib.import_module("jaxmmap.solvers.cpsat.solve")
+    search = module._search
+
+    def reporting_twice(model, seconds, offer, **kw):
+        return search(model, seconds, lambda sol: (offer(sol), offer(dataclasses.replace(sol))), **kw)
+
+    monkeypatch.setattr(module, "_search", reporting_twice)
+    result = solve(bundled("tiny"), "cpsat", budget_s=2, seed=0, hint=None)
+    assert result.trace and max(validations.values()) == 1, validations.values()
 
 
 def test_a_report_validates_each_solution_once(validations, tmp_path):

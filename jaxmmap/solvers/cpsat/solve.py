@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 from ortools.sat.python import cp_model
 
 from jaxmmap.core.files import UserError
@@ -79,8 +80,13 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
     info: dict = {"status": "unknown", "proven_optimal": False, "bound": lp_bound,
                   "relaxation_bound": lp_bound, "cpsat_bound": math.inf}
     allow_move = rules.nocopy_offset == "lowest"
+    offered: set[bytes] = set()  # (CP-SAT may report the hint again: each solution is checked once)
 
     def offer(sol: Solution) -> None:
+        content = b"".join(np.ascontiguousarray(getattr(sol, k)).tobytes() for k in _DECODED)
+        if content in offered:
+            return
+        offered.add(content)
         # (the return is the validator's: the model's objective is in its own units)
         sol = dataclasses.replace(sol, solver="cpsat", ret=recomputed_return(problem, sol.action))
         try:
@@ -124,6 +130,10 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
         status, "unknown"), proven_optimal=status == cp_model.OPTIMAL, cpsat_bound=cp_bound,
         bound=min(cp_bound, lp_bound), solve_seconds=clock.elapsed() - solve_start)
     return clock.result(**info)
+
+
+# (a decoded solution's arrays: the same arrays are the same solution)
+_DECODED = ("action", "offset", "alloc_start", "alloc_end", "copy_start", "copy_end")
 
 
 def _check_arguments(problem: Problem, max_buffers: int | None, hint, decisions) -> None:
