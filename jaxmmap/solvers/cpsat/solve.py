@@ -80,13 +80,9 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
     info: dict = {"status": "unknown", "proven_optimal": False, "bound": lp_bound,
                   "relaxation_bound": lp_bound, "cpsat_bound": math.inf}
     allow_move = rules.nocopy_offset == "lowest"
-    offered: set[bytes] = set()  # (CP-SAT may report the hint again: each solution is checked once)
 
+    @_each_once  # (CP-SAT may report its hint again)
     def offer(sol: Solution) -> None:
-        content = b"".join(np.ascontiguousarray(getattr(sol, k)).tobytes() for k in _DECODED)
-        if content in offered:
-            return
-        offered.add(content)
         # (the return is the validator's: the model's objective is in its own units)
         sol = dataclasses.replace(sol, solver="cpsat", ret=recomputed_return(problem, sol.action))
         try:
@@ -132,8 +128,19 @@ def cpsat(problem: Problem, budget_s: float, seed: int, *, rules: Rules = Rules(
     return clock.result(**info)
 
 
-# (a decoded solution's arrays: the same arrays are the same solution)
-_DECODED = ("action", "offset", "alloc_start", "alloc_end", "copy_start", "copy_end")
+def _each_once(offer):
+    """`offer` called once per distinct solution: the same arrays are the same solution, checked
+    and offered once."""
+    seen: set[bytes] = set()
+
+    def once(sol: Solution) -> None:
+        content = b"".join(np.ascontiguousarray(getattr(sol, k)).tobytes()
+                           for k in ("action", "offset", "alloc_start", "alloc_end", "copy_start", "copy_end"))
+        if content not in seen:
+            seen.add(content)
+            offer(sol)
+
+    return once
 
 
 def _check_arguments(problem: Problem, max_buffers: int | None, hint, decisions) -> None:
