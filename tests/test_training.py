@@ -351,7 +351,35 @@ def test_a_generations_games_one_by_one_are_its_batched_games():
     assert not expert_games.games_one_by_one(expert_games.ONE_BY_ONE_ABOVE)
 
 
-@pytest.mark.slow  # (30 s on an empty compilation cache; by default every expert test prunes its games: prune=True)
+@pytest.mark.xdist_group("expert")
+def test_pruned_games_are_those_that_could_not_beat_the_center():
+    # The default run's short form of the next test, one by one: played out, each game the search
+    # stopped replays the center's game and each it lost ends below the center; the rest are the
+    # same games.
+    problem = generate(3, num_instructions=40, memory_fraction=0.3)
+    instance = make_instance(problem, Rules(columns=32, placement="deferred", copy_supply="early"))
+    config = _expert(games=16, restart_fraction=1.0)
+    n = problem.num_buffers
+    greedy = np.asarray(greedy_game(instance).board.action)[:n]
+    state = expert.init(instance, config, seed=0, demonstration=greedy)
+    ctx = observation.context(instance)
+    games = expert.begin(state, instance, config=config)
+    played = {prune: expert_games.play_search(state.learner.params, games, instance, ctx, state.center,
+                                              jnp.float32(1.0), 2 ** 31 - 1, config=config, one_by_one=True,
+                                              prune=prune)
+              for prune in (False, True)}
+    whole, cut = (np.asarray(won_returns(played[prune].states)) for prune in (False, True))
+    copies = np.asarray(expert_games.duplicate(played[True], instance))
+    pruned = np.isfinite(whole) & ~np.isfinite(cut) & ~copies
+    assert pruned.sum() >= 2 and (whole[pruned] < float(state.center_return)).all()
+    assert copies.sum() >= 2 and (whole[copies] == float(state.center_return)).all()
+    kept = ~pruned & ~copies
+    chex.assert_trees_all_equal(*(jax.tree.map(lambda x: np.asarray(x)[kept], played[p].states.board)
+                                  for p in (False, True)))
+
+
+@pytest.mark.slow  # (30 s on an empty compilation cache; by default its short form above, and every expert test
+# prunes its games: prune=True)
 @pytest.mark.xdist_group("expert")
 def test_pruned_games_could_not_have_beaten_the_center():
     # `play_search(prune=True)`, the default: an exploring game that played only the center's
@@ -397,8 +425,39 @@ def test_pruned_games_could_not_have_beaten_the_center():
     assert bool(plain_metrics["learned"]) == bool(cut_metrics["learned"])
 
 
-@pytest.mark.slow  # (31 s on an empty compilation cache; by default every expert test plays directed games:
-# directed_share 0.9)
+@pytest.mark.xdist_group("expert")
+def test_directed_games_are_es_members_around_the_center():
+    # The default run's short form of the next test: a batch of directed games, each the game of
+    # ES's policy around the center (its plan) with the game's direction added to its weights,
+    # move for move (directions large enough that the members differ).
+    problem = generate(4, num_instructions=40, memory_fraction=0.3)
+    instance = make_instance(problem, RULES)
+    n = problem.num_buffers
+    plan = jnp.asarray(rollout(instance, jax.random.key(1), random_policy, backup=True).board.action)
+    ctx = observation.context(instance)
+    config = _expert(games=4, directed_share=1.0, direction_scale=0.1, restart_fraction=0.0, deviation_window=0.0)
+    state = expert.init(instance, config, seed=0, demonstration=np.asarray(plan)[:n])
+    begun = expert.begin(state, instance, config=config)
+    games = expert.play(state, begun, instance, jnp.float32(0.0), jnp.int32(2 ** 31 - 1), config=config)
+    explore = np.asarray(begun.explore)
+    assert explore[1:].all() and not explore[0]
+
+    @jax.jit
+    def es_members(directions):
+        def member(direction):
+            params = policy.init_params(jax.random.key(0), plan_weight=expert_games.CENTER_BONUS)
+            params = {**params, "w": params["w"] + direction[:-1], "b": params["b"] + direction[-1]}
+            return rollout(instance, jax.random.key(0), policy.make_policy(params, ctx, plan=plan), backup=True)
+        return jax.vmap(member)(directions).board.action
+
+    actions = np.asarray(games.states.board.action)[explore][:, :n]
+    assert (actions == np.asarray(es_members(games.direction[explore]))[:, :n]).all()
+    assert (actions != np.asarray(plan)[:n]).sum(axis=1).min() > 5  # (members that move off the plan,
+    assert len({row.tobytes() for row in actions}) == len(actions)  # each its own way)
+
+
+@pytest.mark.slow  # (31 s on an empty compilation cache; by default its short form above, and every expert
+# test plays directed games: directed_share 0.9)
 @pytest.mark.xdist_group("expert")
 def test_a_directed_game_is_an_es_member_around_the_center():
     # A directed game plays the argmax of greedy's scores (ES's start), plus its own linear
