@@ -351,16 +351,12 @@ def test_a_generations_games_one_by_one_are_its_batched_games():
     assert not expert_games.games_one_by_one(expert_games.ONE_BY_ONE_ABOVE)
 
 
-@pytest.mark.xdist_group("expert")
-def test_pruned_games_are_those_that_could_not_beat_the_center():
-    # The default run's short form of the next test, one by one: played out, each game the search
-    # stopped replays the center's game and each it lost ends below the center; the rest are the
-    # same games.
-    problem = generate(3, num_instructions=40, memory_fraction=0.3)
+def _pruning_games(num_instructions):
+    """A generation of the expert's games from greedy's plan, played one by one with and without pruning."""
+    problem = generate(3, num_instructions=num_instructions, memory_fraction=0.3)
     instance = make_instance(problem, Rules(columns=32, placement="deferred", copy_supply="early"))
     config = _expert(games=16, restart_fraction=1.0)
-    n = problem.num_buffers
-    greedy = np.asarray(greedy_game(instance).board.action)[:n]
+    greedy = np.asarray(greedy_game(instance).board.action)[:problem.num_buffers]
     state = expert.init(instance, config, seed=0, demonstration=greedy)
     ctx = observation.context(instance)
     games = expert.begin(state, instance, config=config)
@@ -368,6 +364,15 @@ def test_pruned_games_are_those_that_could_not_beat_the_center():
                                               jnp.float32(1.0), 2 ** 31 - 1, config=config, one_by_one=True,
                                               prune=prune)
               for prune in (False, True)}
+    return instance, config, greedy, state, ctx, games, played
+
+
+@pytest.mark.xdist_group("expert")
+def test_pruned_games_are_those_that_could_not_beat_the_center():
+    # The default run's short form of the next test, one by one: played out, each game the search
+    # stopped replays the center's game and each it lost ends below the center; the rest are the
+    # same games.
+    instance, _, _, state, _, _, played = _pruning_games(40)
     whole, cut = (np.asarray(won_returns(played[prune].states)) for prune in (False, True))
     copies = np.asarray(expert_games.duplicate(played[True], instance))
     pruned = np.isfinite(whole) & ~np.isfinite(cut) & ~copies
@@ -388,18 +393,8 @@ def test_pruned_games_could_not_have_beaten_the_center():
     # are the same games, batched or one by one; played out, each stopped one is the center's
     # game, each lost one below it. The generation's end is the same: a stopped game counts at
     # the center's return and the center is kept.
-    problem = generate(3, num_instructions=80, memory_fraction=0.3)
-    instance = make_instance(problem, Rules(columns=32, placement="deferred", copy_supply="early"))
-    config = _expert(games=16, restart_fraction=1.0)
-    n = problem.num_buffers
-    greedy = np.asarray(greedy_game(instance).board.action)[:n]
-    state = expert.init(instance, config, seed=0, demonstration=greedy)
-    ctx = observation.context(instance)
-    games = expert.begin(state, instance, config=config)
-    played = {prune: expert_games.play_search(state.learner.params, games, instance, ctx, state.center,
-                                              jnp.float32(1.0), 2 ** 31 - 1, config=config, one_by_one=True,
-                                              prune=prune)
-              for prune in (False, True)}
+    instance, config, greedy, state, ctx, games, played = _pruning_games(80)
+    n = greedy.size
     batched = expert_games.play_search(state.learner.params, games, instance, ctx, state.center, jnp.float32(1.0),
                                        2 ** 31 - 1, config=config, one_by_one=False)
     # (a batch: the same cut, the same games; their returns may differ in the last bit, fused otherwise)
